@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: Apache-2.0
+# cmdwarden build. Quiet by default; `make V=1` shows commands.
+
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+BUILD    ?= build
+CC       ?= gcc
+PKGS     := jansson libseccomp sqlite3 libcrypto
+WERROR   ?= -Werror
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra $(WERROR) -D_GNU_SOURCE \
+	    -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
+	    $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+CPPFLAGS += -iquote userspace -iquote agent -iquote bpf
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
+SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	    -fno-sanitize-recover=undefined
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+LIB_SRCS  := $(wildcard userspace/*.c)
+LIB_ASM   := userspace/default_policy.S
+AGENT_SRCS := $(wildcard agent/*.c)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+
+LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/userspace/default_policy.o
+ASAN_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o) $(BUILD)/obj/userspace/default_policy.o
+AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/obj/%.o)
+# The agent's own modules, minus main, are linked into unit tests too.
+AGENT_LIB_ASAN := $(filter-out $(BUILD)/asan/agent/main.o,$(AGENT_SRCS:%.c=$(BUILD)/asan/%.o))
+UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps deps-check check unit e2e demo bench install uninstall clean
+
+all: $(BUILD)/cmdwarden
+
+$(BUILD)/obj/%.o: %.c $(wildcard userspace/*.h agent/*.h bpf/*.h) | deps-check
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/asan/%.o: %.c $(wildcard userspace/*.h agent/*.h bpf/*.h) | deps-check
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -c $< -o $@
+
+$(BUILD)/obj/userspace/default_policy.o: userspace/default_policy.S policies/e2b-run-command.json
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -DCW_DEFAULT_POLICY='"$(CURDIR)/policies/e2b-run-command.json"' -c $< -o $@
+
+$(BUILD)/cmdwarden: $(AGENT_OBJS) $(LIB_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(ASAN_OBJS) $(AGENT_LIB_ASAN) tests/unit/unit.h
+	$(call msg,CC-TEST,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -iquote tests/unit $< \
+		$(ASAN_OBJS) $(AGENT_LIB_ASAN) -o $@ $(LDLIBS) -lcmocka
+
+$(BUILD)/bench/%: tests/bench/%.c $(LIB_OBJS) $(filter-out $(BUILD)/obj/agent/main.o,$(AGENT_OBJS))
+	$(call msg,CC-BENCH,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+# Installs what build and tests need, only when something is missing.
+deps:
+	$(Q)scripts/deps.sh install
+
+deps-check:
+	$(Q)scripts/deps.sh ensure
+
+unit: $(UNIT_BINS)
+	$(Q)tests/run.sh unit $(UNIT_BINS)
+
+e2e: all
+	$(Q)tests/run.sh e2e
+
+check: deps-check all $(UNIT_BINS)
+	$(Q)tests/run.sh all $(UNIT_BINS)
+
+demo: deps-check all
+	$(Q)tests/demo.sh $(BUILD)/cmdwarden
+
+bench: deps-check all $(BENCH_BINS)
+	$(Q)tests/bench/run.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cmdwarden/policies
+	install -m 0755 $(BUILD)/cmdwarden $(DESTDIR)$(PREFIX)/bin/cmdwarden
+	install -m 0644 policies/*.json $(DESTDIR)$(PREFIX)/share/cmdwarden/policies/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/cmdwarden
+	rm -rf $(DESTDIR)$(PREFIX)/share/cmdwarden
+
+clean:
+	rm -rf $(BUILD)

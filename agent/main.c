@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <stdio.h>
+
+int main(void)
+{
+	puts("cmdwarden");
+	return 0;
+}

@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Installs the Debian packages cmdwarden's build, tests, demo and bench need.
+#   deps.sh ensure   install only when something is missing (fast when not)
+#   deps.sh install  always run apt-get install (idempotent)
+set -euo pipefail
+
+PKGS=(
+	build-essential pkg-config make gcc
+	libjansson-dev libseccomp-dev libsqlite3-dev libssl-dev libbpf-dev
+	libcmocka-dev libmicrohttpd-dev
+	clang llvm bpftool
+	bats bats-assert bats-support
+	jq nodejs npm procps util-linux iproute2 python3
+)
+
+missing() {
+	local p
+	for p in "${PKGS[@]}"; do
+		# npm ships with nodejs from some repositories: accept either.
+		if [ "$p" = npm ] && command -v npm >/dev/null 2>&1; then
+			continue
+		fi
+		if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q 'install ok installed'; then
+			echo "$p"
+		fi
+	done
+}
+
+install() {
+	local need=("$@")
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps: missing packages: ${need[*]}; run 'make deps' as root" >&2
+		exit 1
+	fi
+	echo "deps: installing ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+}
+
+case "${1:-ensure}" in
+ensure)
+	mapfile -t need < <(missing)
+	if [ "${#need[@]}" -gt 0 ]; then
+		install "${need[@]}"
+	fi
+	;;
+install)
+	mapfile -t need < <(missing)
+	if [ "${#need[@]}" -gt 0 ]; then
+		install "${need[@]}"
+	else
+		echo "deps: all packages present"
+	fi
+	;;
+*)
+	echo "usage: $0 ensure|install" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * spawn: run one shell command confined, capture its output, reap it.
+ *
+ * The child gets its own session and process group, the sandbox user's
+ * uid/gid/groups, an environment built only from the policy and the call,
+ * no inherited descriptors beyond stdin (/dev/null), stdout and stderr,
+ * rlimit floors, PR_SET_NO_NEW_PRIVS, then the seccomp filter and execve of
+ * `shell -c command`. Failures before execve reach the parent through a
+ * CLOEXEC pipe, so "could not launch" is told apart from "ran and failed".
+ */
+#ifndef CW_SPAWN_H
+#define CW_SPAWN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "policy.h"
+#include "seccomp.h"
+#include "util.h"
+
+struct cw_spawn_opts {
+	const struct cw_sandbox *sb;
+	const char *command;
+	const char *cwd;	/* NULL: the sandbox's cwd (with fallback) */
+	const char *const *env_extra; /* "K=V" from the call; NULL-terminated */
+	int64_t timeout_ms;	/* <= 0: sb->timeout_s */
+	int64_t kill_grace_ms;	/* SIGTERM to SIGKILL; <= 0: 2000 */
+	const struct cw_seccomp_prog *seccomp; /* NULL: no filter */
+	/* Called in the parent once the child has exec'd. */
+	void (*on_launch)(void *ctx, pid_t pid, uid_t uid, gid_t gid,
+			  const char *cwd);
+	void *ctx;
+};
+
+struct cw_spawn_result {
+	char *out;		/* NUL-terminated, at most max_output_bytes */
+	size_t out_len;
+	char *err;
+	size_t err_len;
+	uint64_t out_total;	/* bytes the command wrote, kept or not */
+	uint64_t err_total;
+	bool truncated;		/* either stream was cut */
+	int exit_code;		/* -1 when killed by a signal */
+	int term_signal;	/* 0 when it exited */
+	bool timed_out;
+	int64_t duration_us;
+	pid_t pid;
+};
+
+/* Runs to completion. 0 when the command ran (whatever its exit status);
+ * -errno with err filled when it could not be launched at all. */
+int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
+		 struct cw_error *err);
+void cw_spawn_result_free(struct cw_spawn_result *r);
+
+#endif
