@@ -9,7 +9,7 @@ PKGS     := jansson libseccomp sqlite3 libcrypto
 WERROR   ?= -Werror
 
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=gnu11 -Wall -Wextra $(WERROR) -D_GNU_SOURCE \
+CFLAGS   += -std=gnu11 -Wall -Wextra $(WERROR) -Wno-format-truncation -D_GNU_SOURCE \
 	    -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
 	    $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 CPPFLAGS += -iquote userspace -iquote agent -iquote bpf

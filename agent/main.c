@@ -1,8 +1,443 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * cmdwarden: command-line entry points.
+ *   serve   MCP server (stdio)
+ *   check   validate a policy
+ *   eval    decide one call without running it
+ *   exec    decide and run one command, print the E2B-shaped result
+ *   version
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-int main(void)
+#include "decide.h"
+#include "engine.h"
+#include "json.h"
+#include "mcp.h"
+#include "policy.h"
+#include "ratelimit.h"
+#include "stdio_transport.h"
+#include "version.h"
+
+static const char *prog = "cmdwarden";
+
+static void usage_main(FILE *f)
 {
-	puts("cmdwarden");
-	return 0;
+	fprintf(f,
+		"usage: %s COMMAND [OPTIONS]\n"
+		"\n"
+		"commands:\n"
+		"  serve    serve MCP over stdio (run_command under the policy)\n"
+		"  check    validate a policy file\n"
+		"  eval     decide one tool call without running it\n"
+		"  exec     decide and run one command, print its result as JSON\n"
+		"  version  print the version\n"
+		"\n"
+		"`%s COMMAND --help` describes each command.\n",
+		prog, prog);
+}
+
+static void print_diag(const struct cw_diag *d)
+{
+	char buf[1200];
+	size_t i;
+
+	for (i = 0; i < d->n; i++) {
+		cw_error_format(&d->items[i], buf, sizeof(buf));
+		fprintf(stderr, "%s: %s\n", prog, buf);
+	}
+}
+
+/* Options shared by the commands that open the engine. */
+struct common {
+	const char *policy;
+	const char *state_dir;
+	const char *audit;
+};
+
+enum { OPT_POLICY = 1000, OPT_STATE, OPT_AUDIT, OPT_MAXREQ, OPT_TOOL,
+       OPT_ARGS, OPT_GRANT, OPT_SESSION, OPT_CWD, OPT_TIMEOUT, OPT_HELP };
+
+#define COMMON_OPTS                                                 \
+	{ "policy", required_argument, NULL, OPT_POLICY },          \
+	{ "state-dir", required_argument, NULL, OPT_STATE },        \
+	{ "audit", required_argument, NULL, OPT_AUDIT },            \
+	{ "help", no_argument, NULL, OPT_HELP }
+
+static const char common_help[] =
+	"  --policy FILE     policy file (default: the embedded default policy)\n"
+	"  --state-dir DIR   durable rate-limit counters (default " CW_DEFAULT_STATE_DIR ")\n"
+	"  --audit FILE      audit log, JSON Lines (default " CW_DEFAULT_AUDIT ")\n"
+	"  --help            this text\n";
+
+static bool common_opt(int c, struct common *co)
+{
+	switch (c) {
+	case OPT_POLICY:
+		co->policy = optarg;
+		return true;
+	case OPT_STATE:
+		co->state_dir = optarg;
+		return true;
+	case OPT_AUDIT:
+		co->audit = optarg;
+		return true;
+	}
+	return false;
+}
+
+static struct cw_engine *open_engine(const struct common *co)
+{
+	struct cw_engine_opts o = { co->policy, co->state_dir, co->audit };
+	struct cw_engine *e;
+	struct cw_diag d;
+
+	cw_diag_init(&d);
+	e = cw_engine_open(&o, &d);
+	if (!e)
+		print_diag(&d);
+	cw_diag_free(&d);
+	return e;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		COMMON_OPTS,
+		{ "max-request", required_argument, NULL, OPT_MAXREQ },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct common co = { 0 };
+	size_t max_request = CW_DEFAULT_MAX_REQUEST;
+	struct cw_engine *e;
+	struct cw_mcp *m;
+	char *end;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (common_opt(c, &co))
+			continue;
+		switch (c) {
+		case OPT_MAXREQ:
+			errno = 0;
+			max_request = strtoull(optarg, &end, 10);
+			if (errno || *end || max_request < 64) {
+				fprintf(stderr, "%s serve: --max-request wants a number of bytes >= 64, got \"%s\"\n",
+					prog, optarg);
+				return 2;
+			}
+			break;
+		case OPT_HELP:
+			printf("usage: %s serve [OPTIONS]\n\n"
+			       "Serves MCP (JSON-RPC 2.0, one message per line) on stdin/stdout.\n"
+			       "Diagnostics go to stderr.\n\n%s"
+			       "  --max-request N   largest request in bytes (default %d)\n",
+			       prog, common_help, CW_DEFAULT_MAX_REQUEST);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	e = open_engine(&co);
+	if (!e)
+		return 1;
+	m = cw_mcp_new(e, "local", "");
+	if (!m) {
+		cw_engine_close(e);
+		fprintf(stderr, "%s serve: out of memory\n", prog);
+		return 1;
+	}
+	ret = cw_stdio_serve(m, STDIN_FILENO, STDOUT_FILENO, max_request);
+	if (ret < 0)
+		fprintf(stderr, "%s serve: %s\n", prog, strerror(-ret));
+	cw_mcp_free(m);
+	cw_engine_close(e);
+	return ret < 0 ? 1 : 0;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *policy = NULL;
+	struct cw_policy *p;
+	struct cw_diag d;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_POLICY:
+			policy = optarg;
+			break;
+		case OPT_HELP:
+			printf("usage: %s check --policy FILE\n\n"
+			       "Validates a policy: syntax, every field, regexes, syscall names and\n"
+			       "required layers. Lists every error; exit 0 when valid, 1 when not.\n",
+			       prog);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (!policy && optind < argc)
+		policy = argv[optind];
+	if (!policy) {
+		fprintf(stderr, "%s check: --policy FILE is required\n", prog);
+		return 2;
+	}
+	cw_diag_init(&d);
+	p = cw_engine_load_policy(policy, &d);
+	if (p) {
+		printf("%s: ok\n", policy);
+	} else {
+		print_diag(&d);
+		fprintf(stderr, "%s: %zu error%s\n", policy, d.n,
+			d.n == 1 ? "" : "s");
+	}
+	cw_policy_free(p);
+	cw_diag_free(&d);
+	return p ? 0 : 1;
+}
+
+static int cmd_eval(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "state-dir", required_argument, NULL, OPT_STATE },
+		{ "tool", required_argument, NULL, OPT_TOOL },
+		{ "args", required_argument, NULL, OPT_ARGS },
+		{ "grant", required_argument, NULL, OPT_GRANT },
+		{ "session", required_argument, NULL, OPT_SESSION },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *policy = NULL, *state = NULL, *tool = NULL, *args = "{}";
+	struct cw_call call = { .grant = "local", .session = "" };
+	struct cw_rate_store *rs = NULL;
+	struct cw_counter_view view, *vp = NULL;
+	struct cw_policy *p = NULL;
+	struct cw_verdict v;
+	struct cw_error err;
+	struct cw_diag d;
+	json_error_t jerr;
+	json_t *a = NULL, *out;
+	char *s;
+	int c, ret = 1;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_POLICY: policy = optarg; break;
+		case OPT_STATE: state = optarg; break;
+		case OPT_TOOL: tool = optarg; break;
+		case OPT_ARGS: args = optarg; break;
+		case OPT_GRANT: call.grant = optarg; break;
+		case OPT_SESSION: call.session = optarg; break;
+		case OPT_HELP:
+			printf("usage: %s eval [--policy FILE] --tool NAME [--args JSON]\n"
+			       "          [--grant NAME] [--session ID] [--state-dir DIR]\n\n"
+			       "Decides one call and prints the verdict as JSON: verdict, rule, reason\n"
+			       "and the counters it would use. Runs nothing and changes no counter;\n"
+			       "with --state-dir the current counts there are taken into account.\n"
+			       "Exit 0 when allowed, 3 when not, 1 on error.\n",
+			       prog);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (!tool) {
+		fprintf(stderr, "%s eval: --tool NAME is required\n", prog);
+		return 2;
+	}
+	a = json_loads(args, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(a)) {
+		fprintf(stderr, "%s eval: --args must be a JSON object: %s\n",
+			prog, a ? "got another JSON value" : jerr.text);
+		goto out;
+	}
+	cw_diag_init(&d);
+	p = cw_engine_load_policy(policy, &d);
+	if (!p)
+		print_diag(&d);
+	cw_diag_free(&d);
+	if (!p)
+		goto out;
+	if (state) {
+		rs = cw_rate_open_sqlite(state, &err);
+		if (!rs) {
+			fprintf(stderr, "%s eval: %s\n", prog, err.text);
+			goto out;
+		}
+		view = cw_rate_view(rs);
+		vp = &view;
+	}
+	call.tool = tool;
+	call.args = a;
+	if (cw_decide(p, &call, vp, cw_now_us(), &v) < 0) {
+		fprintf(stderr, "%s eval: internal error deciding\n", prog);
+		goto out;
+	}
+	out = json_pack("{s:s, s:s, s:s, s:[]}", "verdict",
+			cw_verdict_name(v.kind), "rule", v.rule, "reason",
+			v.reason, "counters");
+	for (size_t i = 0; out && i < v.nlimits; i++)
+		json_array_append_new(json_object_get(out, "counters"),
+				      json_string(v.limits[i].key));
+	if (out && v.kind == CW_VERDICT_RATE_LIMITED)
+		json_object_set_new(out, "retry_after_ms",
+				    json_integer(v.retry_after_us / 1000));
+	s = out ? json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(out);
+	if (!s)
+		goto out;
+	puts(s);
+	free(s);
+	ret = v.kind == CW_VERDICT_ALLOW ? 0 : 3;
+out:
+	cw_rate_close(rs);
+	cw_policy_free(p);
+	json_decref(a);
+	return ret;
+}
+
+static int cmd_exec(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		COMMON_OPTS,
+		{ "cwd", required_argument, NULL, OPT_CWD },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct common co = { 0 };
+	struct cw_call call = { .tool = CW_TOOL_RUN_COMMAND, .grant = "local",
+				.session = "" };
+	struct cw_call_result r;
+	struct cw_buf cmd = { 0 };
+	struct cw_engine *e = NULL;
+	json_t *args = NULL, *out;
+	const char *cwd = NULL;
+	double timeout = 0;
+	char *s, *end;
+	int c, i, ret = 1;
+
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (common_opt(c, &co))
+			continue;
+		switch (c) {
+		case OPT_CWD:
+			cwd = optarg;
+			break;
+		case OPT_TIMEOUT:
+			timeout = strtod(optarg, &end);
+			if (*end || !(timeout > 0)) {
+				fprintf(stderr, "%s exec: --timeout wants seconds > 0, got \"%s\"\n",
+					prog, optarg);
+				return 2;
+			}
+			break;
+		case OPT_HELP:
+			printf("usage: %s exec [OPTIONS] -- COMMAND...\n\n"
+			       "Decides COMMAND (its words joined by spaces, run by the policy's shell)\n"
+			       "as a run_command call and runs it when allowed. Prints the result as\n"
+			       "E2B-shaped JSON on stdout. Exit 0 when it ran (see exit_code), 3 when\n"
+			       "the policy refused it, 1 on error.\n\n%s"
+			       "  --cwd DIR         working directory (within the policy's limits)\n"
+			       "  --timeout SECS    shorter timeout than the policy's\n",
+			       prog, common_help);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "%s exec: no command given (usage: %s exec [OPTIONS] -- COMMAND...)\n",
+			prog, prog);
+		return 2;
+	}
+	for (i = optind; i < argc; i++) {
+		if (i > optind && cw_buf_append(&cmd, " ", 1) < 0)
+			goto out;
+		if (cw_buf_append(&cmd, argv[i], strlen(argv[i])) < 0)
+			goto out;
+	}
+	args = json_pack("{s:s}", "command", cmd.data);
+	if (!args)
+		goto out;
+	if (cwd)
+		json_object_set_new(args, "cwd", json_string(cwd));
+	if (timeout > 0)
+		json_object_set_new(args, "timeout", json_real(timeout));
+	e = open_engine(&co);
+	if (!e)
+		goto out;
+	call.args = args;
+	cw_engine_call(e, &call, &r);
+	switch (r.outcome) {
+	case CW_OUTCOME_RAN:
+		out = cw_engine_result_json(&r, true);
+		s = out ? json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) :
+			  NULL;
+		json_decref(out);
+		if (s)
+			puts(s);
+		free(s);
+		ret = s ? 0 : 1;
+		break;
+	case CW_OUTCOME_DENIED:
+		fprintf(stderr, "%s\n", r.message);
+		ret = 3;
+		break;
+	default:
+		fprintf(stderr, "%s exec: %s\n", prog, r.message);
+		break;
+	}
+	cw_engine_result_free(&r);
+out:
+	cw_engine_close(e);
+	json_decref(args);
+	cw_buf_free(&cmd);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	/* A client that goes away must not kill us mid-audit. */
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		usage_main(stderr);
+		return 2;
+	}
+	cmd = argv[1];
+	argc--;
+	argv++;
+	if (strcmp(cmd, "serve") == 0)
+		return cmd_serve(argc, argv);
+	if (strcmp(cmd, "check") == 0)
+		return cmd_check(argc, argv);
+	if (strcmp(cmd, "eval") == 0)
+		return cmd_eval(argc, argv);
+	if (strcmp(cmd, "exec") == 0)
+		return cmd_exec(argc, argv);
+	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+		printf("cmdwarden %s\n", CW_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 ||
+	    strcmp(cmd, "-h") == 0) {
+		usage_main(stdout);
+		return 0;
+	}
+	fprintf(stderr, "%s: unknown command \"%s\"\n", prog, cmd);
+	usage_main(stderr);
+	return 2;
 }

@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "engine.h"
+#include "json.h"
+#include "ratelimit.h"
+#include "seccomp.h"
+
+#define MAX_ENVS 256
+#define MAX_ENV_BYTES (64 * 1024)
+
+struct cw_engine {
+	struct cw_policy *policy;
+	struct cw_seccomp_prog *seccomp;
+	struct cw_rate_store *rates;
+	struct cw_audit *audit;
+};
+
+struct layer {
+	const char *name;
+	unsigned bit;
+	/* NULL when available, else why not. */
+	const char *(*why_missing)(void);
+};
+
+static const char *seccomp_missing(void)
+{
+	unsigned int action = SECCOMP_RET_ERRNO;
+
+	/* Asking the kernel whether it knows an action proves filter mode. */
+	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0)
+		return NULL;
+	if (errno == ENOSYS || errno == EINVAL)
+		return "the kernel has no seccomp filter support (CONFIG_SECCOMP_FILTER)";
+	return "seccomp(SECCOMP_GET_ACTION_AVAIL) failed";
+}
+
+static const char *not_in_build(void)
+{
+	return "this version of cmdwarden does not enforce this layer yet";
+}
+
+static const struct layer layers[] = {
+	{ "seccomp", CW_LAYER_SECCOMP, seccomp_missing },
+	{ "landlock", CW_LAYER_LANDLOCK, not_in_build },
+	{ "bpf_net", CW_LAYER_BPF_NET, not_in_build },
+	{ "cgroup", CW_LAYER_CGROUP, not_in_build },
+};
+
+json_t *cw_engine_layers(void)
+{
+	json_t *o = json_object();
+	size_t i;
+
+	for (i = 0; o && i < CW_ARRAY_SIZE(layers); i++)
+		json_object_set_new(o, layers[i].name,
+				    json_boolean(!layers[i].why_missing()));
+	return o;
+}
+
+static void check_layers(const struct cw_policy *p, const char *source,
+			 struct cw_diag *diag)
+{
+	const struct cw_sandbox *sb = cw_policy_sandbox(p);
+	size_t i;
+
+	for (i = 0; i < CW_ARRAY_SIZE(layers); i++) {
+		const char *why;
+
+		if (!(sb->require_layers & layers[i].bit))
+			continue;
+		why = layers[i].why_missing();
+		if (why)
+			cw_diag_add(diag, source, 0, 0,
+				    "tools.run_command.sandbox.require_layers",
+				    "required layer \"%s\" is not available: %s; remove it from require_layers to run without it",
+				    layers[i].name, why);
+	}
+}
+
+struct cw_policy *cw_engine_load_policy(const char *path,
+					struct cw_diag *diag)
+{
+	struct cw_seccomp_prog *prog;
+	struct cw_policy *p;
+	struct cw_error err;
+	size_t before = diag->n;
+	const char *source = path ? path : "<embedded>";
+
+	p = path ? cw_policy_load_file(path, diag) :
+		   cw_policy_load_default(diag);
+	if (!p)
+		return NULL;
+	prog = cw_seccomp_build(cw_policy_sandbox(p), &err);
+	if (!prog)
+		cw_diag_add(diag, source, 0, 0,
+			    "tools.run_command.sandbox.seccomp", "%s",
+			    err.text);
+	cw_seccomp_free(prog);
+	check_layers(p, source, diag);
+	if (diag->n > before) {
+		cw_policy_free(p);
+		errno = EINVAL;
+		return NULL;
+	}
+	return p;
+}
+
+struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
+				 struct cw_diag *diag)
+{
+	struct cw_engine *e;
+	struct cw_error err;
+	const char *state = o->state_dir ? o->state_dir : CW_DEFAULT_STATE_DIR;
+	const char *audit = o->audit_path ? o->audit_path : CW_DEFAULT_AUDIT;
+
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		cw_diag_add(diag, "", 0, 0, "", "out of memory");
+		return NULL;
+	}
+	e->policy = cw_engine_load_policy(o->policy_path, diag);
+	if (!e->policy)
+		goto fail;
+	e->seccomp = cw_seccomp_build(cw_policy_sandbox(e->policy), &err);
+	if (!e->seccomp) {
+		cw_diag_add(diag, "", 0, 0, "", "seccomp: %s", err.text);
+		goto fail;
+	}
+	e->rates = cw_rate_open_sqlite(state, &err);
+	if (!e->rates) {
+		cw_diag_add(diag, "", 0, 0, "", "rate-limit store: %s",
+			    err.text);
+		goto fail;
+	}
+	e->audit = cw_audit_open(audit, &err);
+	if (!e->audit) {
+		cw_diag_add(diag, "", 0, 0, "", "audit log: %s", err.text);
+		goto fail;
+	}
+	return e;
+fail:
+	cw_engine_close(e);
+	return NULL;
+}
+
+void cw_engine_close(struct cw_engine *e)
+{
+	if (!e)
+		return;
+	cw_audit_close(e->audit);
+	cw_rate_close(e->rates);
+	cw_seccomp_free(e->seccomp);
+	cw_policy_free(e->policy);
+	free(e);
+}
+
+const struct cw_policy *cw_engine_policy(const struct cw_engine *e)
+{
+	return e->policy;
+}
+
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n == 1 && dir[0] == '/')
+		return true;
+	return strncmp(path, dir, n) == 0 &&
+	       (path[n] == '\0' || path[n] == '/');
+}
+
+static bool under_any(const char *path, const struct cw_strv *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (path_under(path, v->v[i]))
+			return true;
+	return false;
+}
+
+static bool valid_env_name(const char *s)
+{
+	if (!*s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') ||
+		     (*s >= 'a' && *s <= 'z')))
+		return false;
+	for (s++; *s; s++)
+		if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')))
+			return false;
+	return true;
+}
+
+/* Everything the call may set for itself, checked and narrowed. */
+struct run_args {
+	const char *command;
+	char cwd[PATH_MAX];
+	bool has_cwd;
+	int64_t timeout_ms;
+	char **env;		/* NULL-terminated "K=V" */
+};
+
+static void run_args_free(struct run_args *a)
+{
+	size_t i;
+
+	if (a->env)
+		for (i = 0; a->env[i]; i++)
+			free(a->env[i]);
+	free(a->env);
+	a->env = NULL;
+}
+
+static const char *const run_keys[] = { "command", "sandboxId", "background",
+					"cwd", "envs", "timeout" };
+
+/* 0, or -EINVAL with msg saying what was wrong. */
+static int parse_run_args(const struct cw_sandbox *sb, json_t *args,
+			  struct run_args *a, char *msg, size_t len)
+{
+	const char *key;
+	json_t *v;
+	size_t i, n = 0, bytes = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->timeout_ms = sb->timeout_s * 1000;
+	if (!args || !json_is_object(args)) {
+		snprintf(msg, len, "arguments must be an object with a \"command\" string");
+		return -EINVAL;
+	}
+	json_object_foreach(args, key, v) {
+		bool known = false;
+
+		for (i = 0; i < CW_ARRAY_SIZE(run_keys); i++)
+			known |= strcmp(key, run_keys[i]) == 0;
+		if (!known) {
+			snprintf(msg, len, "unknown argument \"%.64s\"; expected command, sandboxId, background, cwd, envs or timeout",
+				 key);
+			return -EINVAL;
+		}
+	}
+	v = json_object_get(args, "command");
+	if (!json_is_string(v) || json_string_length(v) == 0) {
+		snprintf(msg, len, "\"command\" must be a non-empty string");
+		return -EINVAL;
+	}
+	if (strlen(json_string_value(v)) != json_string_length(v)) {
+		snprintf(msg, len, "\"command\" must not contain NUL bytes");
+		return -EINVAL;
+	}
+	a->command = json_string_value(v);
+	v = json_object_get(args, "sandboxId");
+	if (v && (!json_is_string(v) || json_string_length(v) >= 128)) {
+		snprintf(msg, len, "\"sandboxId\" must be a string of at most 127 bytes");
+		return -EINVAL;
+	}
+	v = json_object_get(args, "background");
+	if (v && !json_is_boolean(v)) {
+		snprintf(msg, len, "\"background\" must be a boolean");
+		return -EINVAL;
+	}
+	if (json_is_true(v)) {
+		snprintf(msg, len, "\"background\": true is not supported by this version; run the command in the foreground");
+		return -EINVAL;
+	}
+	v = json_object_get(args, "timeout");
+	if (v) {
+		double t = json_is_number(v) ? json_number_value(v) : -1;
+
+		if (!(t > 0) || t > 86400) {
+			snprintf(msg, len, "\"timeout\" must be a number of seconds greater than 0 and at most 86400");
+			return -EINVAL;
+		}
+		/* A call may only shorten the policy's timeout. */
+		if ((int64_t)(t * 1000) < a->timeout_ms)
+			a->timeout_ms = (int64_t)(t * 1000);
+		if (a->timeout_ms < 1)
+			a->timeout_ms = 1;
+	}
+	v = json_object_get(args, "cwd");
+	if (v) {
+		const char *c = json_is_string(v) ? json_string_value(v) : NULL;
+
+		if (!c || c[0] != '/' || strlen(c) >= PATH_MAX) {
+			snprintf(msg, len, "\"cwd\" must be an absolute path");
+			return -EINVAL;
+		}
+		if (!realpath(c, a->cwd)) {
+			snprintf(msg, len, "\"cwd\" %.256s: %s", c,
+				 strerror(errno));
+			return -EINVAL;
+		}
+		/* Narrow only: inside the sandbox's cwd or a readable or
+		 * writable tree, never inside a denied one. */
+		if (!(path_under(a->cwd, sb->cwd) ||
+		      under_any(a->cwd, &sb->filesystem.read) ||
+		      under_any(a->cwd, &sb->filesystem.write)) ||
+		    under_any(a->cwd, &sb->filesystem.deny)) {
+			snprintf(msg, len, "\"cwd\" %.256s is outside what the policy's sandbox allows",
+				 a->cwd);
+			return -EINVAL;
+		}
+		a->has_cwd = true;
+	}
+	v = json_object_get(args, "envs");
+	if (v) {
+		json_t *ev;
+
+		if (!json_is_object(v) || json_object_size(v) > MAX_ENVS) {
+			snprintf(msg, len, "\"envs\" must be an object of at most %d strings",
+				 MAX_ENVS);
+			return -EINVAL;
+		}
+		a->env = calloc(json_object_size(v) + 1, sizeof(char *));
+		if (!a->env) {
+			snprintf(msg, len, "out of memory");
+			return -ENOMEM;
+		}
+		json_object_foreach(v, key, ev) {
+			const char *s = json_string_value(ev);
+
+			if (!valid_env_name(key) || !s ||
+			    strlen(s) != json_string_length(ev)) {
+				snprintf(msg, len, "\"envs.%.64s\" must be a string value under a name of letters, digits and _",
+					 key);
+				run_args_free(a);
+				return -EINVAL;
+			}
+			bytes += strlen(key) + strlen(s) + 2;
+			if (bytes > MAX_ENV_BYTES) {
+				snprintf(msg, len, "\"envs\" exceeds %d bytes",
+					 MAX_ENV_BYTES);
+				run_args_free(a);
+				return -EINVAL;
+			}
+			if (asprintf(&a->env[n], "%s=%s", key, s) < 0) {
+				a->env[n] = NULL;
+				snprintf(msg, len, "out of memory");
+				run_args_free(a);
+				return -ENOMEM;
+			}
+			n++;
+		}
+	}
+	return 0;
+}
+
+static int audit(struct cw_engine *e, struct cw_call_result *r,
+		 const char *type, json_t *fields, struct cw_error *err)
+{
+	int ret = cw_audit_write(e->audit, type, r->invocation, fields, err);
+
+	json_decref(fields);
+	if (!ret)
+		r->audit_records++;
+	return ret;
+}
+
+static void deny_text(struct cw_call_result *r)
+{
+	snprintf(r->message, sizeof(r->message), "[POLICY DENIED] %s (rule: %s)",
+		 r->verdict.reason, r->verdict.rule);
+}
+
+static void fail(struct cw_call_result *r, const char *what,
+		 const struct cw_error *err)
+{
+	r->outcome = CW_OUTCOME_FAILED;
+	snprintf(r->message, sizeof(r->message), "%s: %s", what, err->text);
+}
+
+void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
+		    struct cw_call_result *r)
+{
+	const struct cw_sandbox *sb = cw_policy_sandbox(e->policy);
+	struct cw_counter_view view = cw_rate_view(e->rates);
+	struct run_args ra = { 0 };
+	struct cw_spawn_opts so = { 0 };
+	struct cw_error err = { 0 };
+	bool is_run = strcmp(call->tool, CW_TOOL_RUN_COMMAND) == 0;
+	bool reserved = false, invalid = false;
+	int64_t now = cw_now_us();
+	json_t *sid, *rec;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	cw_random_id("inv-", r->invocation, sizeof(r->invocation));
+	sid = call->args ? json_object_get(call->args, "sandboxId") : NULL;
+	if (json_is_string(sid))
+		snprintf(r->sandbox_id, sizeof(r->sandbox_id), "%s",
+			 json_string_value(sid));
+
+	if (is_run && parse_run_args(sb, call->args, &ra, r->message,
+				     sizeof(r->message)) < 0)
+		invalid = true;
+
+	if (!invalid) {
+		ret = cw_decide(e->policy, call, &view, now, &r->verdict);
+		if (ret < 0) {
+			r->verdict.kind = CW_VERDICT_DENY;
+			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
+				 "internal error while deciding: %s",
+				 strerror(-ret));
+		}
+	}
+	if (!invalid && r->verdict.kind == CW_VERDICT_ALLOW) {
+		size_t which = 0;
+		int64_t retry = 0;
+
+		ret = cw_rate_reserve(e->rates, r->verdict.limits,
+				      r->verdict.nlimits, now, r->invocation,
+				      &retry, &which, &err);
+		if (ret == -EAGAIN) {
+			const struct cw_limit *l = r->verdict.limits[which].limit;
+
+			r->verdict.kind = CW_VERDICT_RATE_LIMITED;
+			r->verdict.retry_after_us = retry;
+			snprintf(r->verdict.rule, sizeof(r->verdict.rule), "%s",
+				 l->where);
+			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
+				 "rate limit \"%s\" (%lld per %llds, scope %s) reached; retry after %.1fs",
+				 l->counter, (long long)l->max,
+				 (long long)l->window_s,
+				 cw_scope_name(l->scope), retry / 1e6);
+		} else if (ret < 0) {
+			/* Fail closed: no count, no call. */
+			r->verdict.kind = CW_VERDICT_DENY;
+			snprintf(r->verdict.rule, sizeof(r->verdict.rule),
+				 "limits");
+			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
+				 "the rate-limit store failed: %s", err.text);
+		} else {
+			reserved = true;
+		}
+	}
+	if (!invalid && r->verdict.kind == CW_VERDICT_APPROVAL) {
+		/* No way to ask a human yet: refuse, saying so. */
+		r->verdict.kind = CW_VERDICT_DENY;
+		snprintf(r->verdict.reason, sizeof(r->verdict.reason),
+			 "tool \"%.100s\" requires approval and this server has no way to ask for it",
+			 call->tool);
+	}
+
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O?}", "tool",
+			call->tool, "grant", call->grant ? call->grant : "",
+			"session", call->session ? call->session : "",
+			"verdict",
+			invalid ? "invalid" :
+				  cw_verdict_name(r->verdict.kind),
+			"rule", invalid ? "arguments" : r->verdict.rule,
+			"reason", invalid ? r->message : r->verdict.reason,
+			"args", call->args);
+	if (rec && r->verdict.kind == CW_VERDICT_RATE_LIMITED)
+		json_object_set_new(rec, "retry_after_ms",
+				    json_integer(r->verdict.retry_after_us /
+						 1000));
+	if (!rec || audit(e, r, "decision", rec, &err) < 0) {
+		if (!rec)
+			cw_error_set(&err, "out of memory");
+		if (reserved)
+			cw_rate_release(e->rates, r->invocation, NULL);
+		fail(r, "call refused because the audit log cannot be written",
+		     &err);
+		goto out;
+	}
+	if (invalid) {
+		r->outcome = CW_OUTCOME_INVALID;
+		goto out;
+	}
+	if (r->verdict.kind != CW_VERDICT_ALLOW) {
+		r->outcome = CW_OUTCOME_DENIED;
+		deny_text(r);
+		goto out;
+	}
+	if (!is_run) {
+		cw_rate_release(e->rates, r->invocation, NULL);
+		r->outcome = CW_OUTCOME_UNKNOWN_TOOL;
+		snprintf(r->message, sizeof(r->message),
+			 "unknown tool \"%.200s\"", call->tool);
+		goto out;
+	}
+
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:s}", "tool",
+			call->tool, "user", sb->user, "shell", sb->shell,
+			"cwd", ra.has_cwd ? ra.cwd : sb->cwd, "timeout_ms",
+			(json_int_t)ra.timeout_ms, "layers",
+			cw_engine_layers(), "seccomp_profile",
+			sb->seccomp.profile);
+	if (!rec || audit(e, r, "launch", rec, &err) < 0) {
+		if (!rec)
+			cw_error_set(&err, "out of memory");
+		cw_rate_release(e->rates, r->invocation, NULL);
+		fail(r, "call refused because the audit log cannot be written",
+		     &err);
+		goto out;
+	}
+
+	so.sb = sb;
+	so.command = ra.command;
+	so.cwd = ra.has_cwd ? ra.cwd : NULL;
+	so.env_extra = (const char *const *)ra.env;
+	so.timeout_ms = ra.timeout_ms;
+	so.seccomp = e->seccomp;
+	ret = cw_spawn_run(&so, &r->run, &err);
+	if (ret < 0) {
+		struct cw_error aerr;
+
+		/* Could not launch at all: the call did not happen, so its
+		 * counters are given back. */
+		cw_rate_release(e->rates, r->invocation, NULL);
+		fail(r, "could not launch the command", &err);
+		audit(e, r, "exit",
+		      json_pack("{s:s, s:b}", "error", err.text, "launched", 0),
+		      &aerr);
+		goto out;
+	}
+	rec = json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:b, s:b}", "pid",
+			(int)r->run.pid, "exit_code", r->run.exit_code,
+			"signal", r->run.term_signal, "duration_ms",
+			(json_int_t)(r->run.duration_us / 1000),
+			"stdout_bytes", (json_int_t)r->run.out_total,
+			"stderr_bytes", (json_int_t)r->run.err_total,
+			"truncated", r->run.truncated, "timed_out",
+			r->run.timed_out);
+	if (!rec || audit(e, r, "exit", rec, &err) < 0) {
+		if (!rec)
+			cw_error_set(&err, "out of memory");
+		/* The caller must not see a result the audit does not hold. */
+		cw_spawn_result_free(&r->run);
+		fail(r, "result withheld because the audit log cannot be written",
+		     &err);
+		goto out;
+	}
+	r->outcome = CW_OUTCOME_RAN;
+out:
+	run_args_free(&ra);
+}
+
+void cw_engine_result_free(struct cw_call_result *r)
+{
+	cw_spawn_result_free(&r->run);
+}
+
+json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended)
+{
+	int code = r->run.term_signal ? 128 + r->run.term_signal :
+					r->run.exit_code;
+	json_t *o;
+
+	o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "stdout",
+			    cw_json_bytes(r->run.out ? r->run.out : "",
+					  r->run.out_len));
+	json_object_set_new(o, "stderr",
+			    cw_json_bytes(r->run.err ? r->run.err : "",
+					  r->run.err_len));
+	json_object_set_new(o, "exit_code", json_integer(code));
+	json_object_set_new(o, "sandboxId", json_string(r->sandbox_id));
+	if (!extended)
+		return o;
+	json_object_set_new(o, "duration_ms",
+			    json_integer(r->run.duration_us / 1000));
+	json_object_set_new(o, "truncated", json_boolean(r->run.truncated));
+	json_object_set_new(o, "timed_out", json_boolean(r->run.timed_out));
+	json_object_set_new(o, "signal", json_integer(r->run.term_signal));
+	json_object_set_new(o, "invocation_id", json_string(r->invocation));
+	json_object_set_new(o, "audit",
+			    json_pack("{s:I}", "records",
+				      (json_int_t)r->audit_records));
+	return o;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * engine: one tool call from arguments to result. Validates arguments,
+ * decides, reserves rate-limit counters, audits, launches and reaps, in the
+ * order design.md §3 gives. Shared by the MCP server and `cmdwarden exec`.
+ */
+#ifndef CW_ENGINE_H
+#define CW_ENGINE_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "decide.h"
+#include "policy.h"
+#include "spawn.h"
+#include "util.h"
+
+#define CW_DEFAULT_STATE_DIR "/var/lib/cmdwarden"
+#define CW_DEFAULT_AUDIT "/var/log/cmdwarden/audit.jsonl"
+#define CW_TOOL_RUN_COMMAND "run_command"
+
+struct cw_engine;
+
+struct cw_engine_opts {
+	const char *policy_path;	/* NULL: the embedded default */
+	const char *state_dir;		/* NULL: CW_DEFAULT_STATE_DIR */
+	const char *audit_path;		/* NULL: CW_DEFAULT_AUDIT */
+};
+
+/* Loads and fully validates a policy: parse, compile, build its seccomp
+ * filter (unknown syscall names), check require_layers against what this
+ * kernel and build offer. NULL with every problem in diag. */
+struct cw_policy *cw_engine_load_policy(const char *path,
+					struct cw_diag *diag);
+
+struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
+				 struct cw_diag *diag);
+void cw_engine_close(struct cw_engine *e);
+const struct cw_policy *cw_engine_policy(const struct cw_engine *e);
+
+enum cw_outcome {
+	CW_OUTCOME_RAN = 0,	/* the command ran; see run */
+	CW_OUTCOME_DENIED,	/* policy said no; message starts [POLICY DENIED] */
+	CW_OUTCOME_INVALID,	/* bad arguments; message says which */
+	CW_OUTCOME_UNKNOWN_TOOL, /* allowed, but no such tool here */
+	CW_OUTCOME_FAILED,	/* could not launch or could not audit */
+};
+
+struct cw_call_result {
+	enum cw_outcome outcome;
+	struct cw_verdict verdict;
+	char invocation[32];
+	char message[1024];
+	struct cw_spawn_result run;
+	char sandbox_id[128];
+	uint64_t audit_records;	/* records written for this call */
+};
+
+/* Runs one call. Never fails as a function: every problem is an outcome. */
+void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
+		    struct cw_call_result *r);
+void cw_engine_result_free(struct cw_call_result *r);
+
+/* The E2B-shaped object {stdout, stderr, exit_code, sandboxId}; with
+ * extended true also duration_ms, truncated, timed_out, signal,
+ * invocation_id and audit. New reference. */
+json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended);
+
+/* Layer availability for this kernel and build, as a JSON object. */
+json_t *cw_engine_layers(void);
+
+#endif
