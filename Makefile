@@ -38,6 +38,7 @@ AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/obj/%.o)
 AGENT_LIB_ASAN := $(filter-out $(BUILD)/asan/agent/main.o,$(AGENT_SRCS:%.c=$(BUILD)/asan/%.o))
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
+E2E_BINS   := $(BUILD)/tests/sysprobe
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -75,6 +76,11 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIB_OBJS) $(filter-out $(BUILD)/obj/agent/ma
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+$(BUILD)/tests/sysprobe: tests/e2e/sysprobe.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
 # Installs what build and tests need, only when something is missing.
 deps:
 	$(Q)scripts/deps.sh install
@@ -85,10 +91,10 @@ deps-check:
 unit: $(UNIT_BINS)
 	$(Q)tests/run.sh unit $(UNIT_BINS)
 
-e2e: all
+e2e: all $(E2E_BINS)
 	$(Q)tests/run.sh e2e
 
-check: deps-check all $(UNIT_BINS)
+check: deps-check all $(UNIT_BINS) $(E2E_BINS)
 	$(Q)tests/run.sh all $(UNIT_BINS)
 
 demo: deps-check all

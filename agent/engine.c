@@ -369,6 +369,26 @@ static int audit(struct cw_engine *e, struct cw_call_result *r,
 	return ret;
 }
 
+/* What the launcher actually used, for the exit record. */
+struct launched {
+	uid_t uid;
+	gid_t gid;
+	char cwd[PATH_MAX];
+	bool set;
+};
+
+static void on_launch(void *ctx, pid_t pid, uid_t uid, gid_t gid,
+		      const char *cwd)
+{
+	struct launched *l = ctx;
+
+	(void)pid;
+	l->uid = uid;
+	l->gid = gid;
+	snprintf(l->cwd, sizeof(l->cwd), "%s", cwd ? cwd : "");
+	l->set = true;
+}
+
 static void deny_text(struct cw_call_result *r)
 {
 	snprintf(r->message, sizeof(r->message), "[POLICY DENIED] %s (rule: %s)",
@@ -389,6 +409,7 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	struct cw_counter_view view = cw_rate_view(e->rates);
 	struct run_args ra = { 0 };
 	struct cw_spawn_opts so = { 0 };
+	struct launched launched = { 0 };
 	struct cw_error err = { 0 };
 	bool is_run = strcmp(call->tool, CW_TOOL_RUN_COMMAND) == 0;
 	bool reserved = false, invalid = false;
@@ -514,6 +535,8 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	so.env_extra = (const char *const *)ra.env;
 	so.timeout_ms = ra.timeout_ms;
 	so.seccomp = e->seccomp;
+	so.on_launch = on_launch;
+	so.ctx = &launched;
 	ret = cw_spawn_run(&so, &r->run, &err);
 	if (ret < 0) {
 		struct cw_error aerr;
@@ -527,8 +550,10 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		      &aerr);
 		goto out;
 	}
-	rec = json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:b, s:b}", "pid",
-			(int)r->run.pid, "exit_code", r->run.exit_code,
+	rec = json_pack("{s:i, s:I, s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:b, s:b}",
+			"pid", (int)r->run.pid, "uid", (json_int_t)launched.uid,
+			"gid", (json_int_t)launched.gid, "cwd", launched.cwd,
+			"exit_code", r->run.exit_code,
 			"signal", r->run.term_signal, "duration_ms",
 			(json_int_t)(r->run.duration_us / 1000),
 			"stdout_bytes", (json_int_t)r->run.out_total,

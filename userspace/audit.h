@@ -16,18 +16,42 @@
 
 struct cw_audit;
 
+/* Longest line (record plus its newline) written or accepted when reading. */
+#define CW_AUDIT_MAX_LINE (16u << 20)
+
 /* Opens (creates with mode 0600; refuses a file readable by others) the log
- * and its parent directory (0700) if missing. NULL + errno + err on failure. */
+ * and its parent directory (0700) if missing. NULL + errno + err on failure:
+ * EISDIR or EINVAL (not a regular file), ENXIO (a FIFO without a reader),
+ * EPERM (mode grants group/other any access, or another user owns it), or the
+ * errno of the failing call. err->source names the file. */
 struct cw_audit *cw_audit_open(const char *path, struct cw_error *err);
 void cw_audit_close(struct cw_audit *a);
 
 /* Writes one record: fields (an object, may be NULL; borrowed) plus ts, seq,
  * type, invocation (omitted when NULL), prev. Durable on return 0; -errno
- * with err filled otherwise (the caller then fails closed). */
+ * with err filled otherwise (the caller then fails closed). Key order: ts,
+ * seq, type, invocation, the caller's fields, torn_before (only on the first
+ * record after a torn line), prev. -EINVAL if fields uses one of those names,
+ * -EMSGSIZE if the line would exceed CW_AUDIT_MAX_LINE. A failed write is
+ * truncated away so the file stays as it was. Thread-safe; records from
+ * several processes sharing the file never interleave and form one chain. */
 int cw_audit_write(struct cw_audit *a, const char *type,
 		   const char *invocation, json_t *fields,
 		   struct cw_error *err);
 
 const char *cw_audit_path(const struct cw_audit *a);
+
+/* Checks a whole log: every line a record, seq rising by 1 from 1, prev the
+ * SHA-256 of the line before. 0 if intact; -EBADMSG with err->source = path,
+ * err->line = the first bad line and err->text saying what is wrong (edited,
+ * missing, out of order, torn, not a record); other -errno if the file cannot
+ * be read. A torn line the writer stepped over (the next record has
+ * torn_before and continues the chain) is reported only when nothing worse is
+ * found. *nrecords (may be NULL) gets the records that passed. Only the bytes
+ * present when the check starts are read: records appended meanwhile are not.
+ * The last line can be edited or dropped without a trace: keep the last hash
+ * elsewhere to anchor the chain. */
+int cw_audit_verify(const char *path, uint64_t *nrecords,
+		    struct cw_error *err);
 
 #endif

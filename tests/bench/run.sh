@@ -1,0 +1,25 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# make bench: one run, all numbers, each against its target.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+B=${1:-build}
+N=${BENCH_CALLS:-500}
+work=$(mktemp -d /tmp/cmdwarden-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+echo "== decisions per second (in-memory counters)"
+"$B/bench/bench_decide" | tee "$work/decide"
+echo
+echo "== tools/call run_command \"true\" over stdio vs bare fork+exec of bash -c true ($N each)"
+echo "   (policy tests/bench/bench.json: the seed policy with a limit high enough not to refuse)"
+"$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state" "$work/audit.jsonl" "$N" | tee "$work/lat"
+
+get() { awk -v k="$1" '$1 == k { print $2 }' "$work"/*; }
+ratio=$(awk -v a="$(get agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
+echo
+echo "== summary"
+printf '  %-40s %12s   target %s\n' "median overhead (agent / bare)" "${ratio}x" "< 1.5x"
+printf '  %-40s %12s   target %s\n' "decisions/s, seed policy" "$(get decisions_per_s_seed)" ">= 500000"
+printf '  %-40s %12s\n' "decisions/s, 50 regex conditions" "$(get decisions_per_s_50_regex)"
+printf '  %-40s %12s   target %s\n' "agent peak RSS (KiB)" "$(get agent_peak_rss_kib)" "< 8192"

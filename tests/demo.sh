@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# make demo: drives the real MCP server over stdio through a short session
+# with the embedded default policy, then with policies/demo.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CW=${1:-build/cmdwarden}
+work=$(mktemp -d /tmp/cmdwarden-demo.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+STATE=$work/state
+AUDIT=$work/audit.jsonl
+id=0
+
+bold() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+start() {
+	coproc CWP { "$CW" serve --state-dir "$STATE" --audit "$AUDIT" "$@" 2>"$work/stderr"; }
+	send '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}' >/dev/null
+	printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"${CWP[1]}"
+}
+
+stop() {
+	exec {CWP[1]}>&-
+	wait "$CWP_PID" || true
+}
+
+# send JSON: writes one request, prints the response line
+send() {
+	local line
+	printf '%s\n' "$1" >&"${CWP[1]}"
+	IFS= read -r line <&"${CWP[0]}"
+	printf '%s\n' "$line"
+}
+
+run_command() {
+	id=$((id + 1))
+	send "$(jq -cn --argjson id "$id" --arg c "$1" '{jsonrpc:"2.0",id:$id,method:"tools/call",params:{name:"run_command",arguments:{command:$c}}}')"
+}
+
+show() {
+	jq -r 'if .result.isError then "  isError: true\n  " + .result.content[0].text
+	       else "  exit_code: \(.result.structuredContent.exit_code)\n  stdout: \(.result.structuredContent.stdout | gsub("\n"; "\n          "))" +
+	            (if .result.structuredContent.stderr != "" then "\n  stderr: \(.result.structuredContent.stderr)" else "" end)
+	       end'
+}
+
+echo "cmdwarden demo: $("$CW" version)"
+echo "state: $STATE   audit: $AUDIT"
+
+bold "Serving MCP over stdio with the embedded default policy (seed: run_command, 10 calls a minute)"
+start
+send '{"jsonrpc":"2.0","id":100,"method":"tools/list"}' | jq -r '"  tools: " + ([.result.tools[].name] | join(", "))'
+
+bold "1. An allowed command runs as the sandbox user and returns its output"
+echo '  $ echo "hello from $(id -un)"; uname -s'
+run_command 'echo "hello from $(id -un)"; uname -s' | show
+
+bold "2. A tool the policy does not list is denied"
+id=$((id + 1))
+echo '  tools/call write_file {"path":"/etc/passwd"}'
+send "{\"jsonrpc\":\"2.0\",\"id\":$id,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\",\"arguments\":{\"path\":\"/etc/passwd\"}}}" | show
+
+bold "3. seccomp blocks what a command has no business doing"
+echo '  $ unshare -U true   (a new user namespace)'
+run_command 'unshare -U true' | show
+
+bold "4. The 11th run_command within a minute is rate limited"
+for i in $(seq 3 10); do
+	run_command true >/dev/null
+done
+echo '  (calls 3 to 10 ran `true`)'
+echo '  $ echo eleven'
+run_command 'echo eleven' | show
+stop
+
+bold "5. Argument rules (policies/demo.json): a destructive command is denied, its twin runs"
+start --policy policies/demo.json
+echo '  $ /bin/r\m -rf /home/user    (quoting does not hide the program)'
+run_command '/bin/r\m -rf /home/user' | show
+echo '  $ eval "$(echo cm0gLXJmIC8K | base64 -d)"'
+run_command 'eval "$(echo cm0gLXJmIC8K | base64 -d)"' | show
+echo '  $ ls -d /usr/bin'
+run_command 'ls -d /usr/bin' | show
+stop
+
+bold "6. The audit log it wrote ($(wc -l <"$AUDIT") records, JSON Lines, hash-chained)"
+jq -r '"  #\(.seq) \(.type)\t\(.invocation // "-")  " +
+	(if .type == "decision" then "\(.tool) \(.verdict) (\(.rule))"
+	 elif .type == "launch" then "user=\(.user) seccomp=\(.layers.seccomp)"
+	 elif .type == "exit" then "exit_code=\(.exit_code) \(.duration_ms)ms"
+	 else "" end)' "$AUDIT"
+echo
+echo "  first record in full:"
+head -1 "$AUDIT" | jq . | sed 's/^/    /'

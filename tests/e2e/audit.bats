@@ -1,0 +1,97 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# The audit log: a record per decision, launch and exit, durable before the
+# caller sees the result, and fail-closed when it cannot be written.
+
+load helpers
+
+setup() {
+	cw_setup
+}
+
+@test "every call leaves decision, launch and exit records sharing its invocation" {
+	mcp -- "$(call_json 1 'echo hi')" '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}'
+	inv=$(structured 1 invocation_id)
+	run jq -r --arg inv "$inv" 'select(.invocation == $inv) | .type' "$AUDIT"
+	assert_output "$(printf 'decision\nlaunch\nexit')"
+	assert_equal "$(jq -r --arg inv "$inv" 'select(.type=="decision" and .invocation==$inv) | .verdict' "$AUDIT")" allow
+	assert_equal "$(jq -r --arg inv "$inv" 'select(.type=="decision" and .invocation==$inv) | .args.command' "$AUDIT")" "echo hi"
+	assert_equal "$(jq -r --arg inv "$inv" 'select(.type=="launch" and .invocation==$inv) | .layers.seccomp' "$AUDIT")" true
+	assert_equal "$(jq -r --arg inv "$inv" 'select(.type=="exit" and .invocation==$inv) | .exit_code' "$AUDIT")" 0
+	assert_equal "$(jq -r --arg inv "$inv" 'select(.type=="exit" and .invocation==$inv) | .stdout_bytes' "$AUDIT")" 3
+	# the denied call has a decision record with its rule and reason
+	assert_equal "$(jq -r 'select(.type=="decision" and .tool=="nope") | .verdict + " " + .rule' "$AUDIT")" "deny default"
+}
+
+@test "records carry ts, a gapless seq and a hash chain" {
+	mcp -- "$(call_json 1 true)" "$(call_json 2 false)"
+	run jq -r '.seq' "$AUDIT"
+	assert_output "$(seq 1 6)"
+	jq -r '.ts' "$AUDIT" | grep -Evq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$' && fail "bad ts"
+	assert_equal "$(head -1 "$AUDIT" | jq -r .prev)" ""
+	# each prev is the SHA-256 of the line before it
+	prev=""
+	while IFS= read -r line; do
+		if [ -n "$prev" ]; then
+			assert_equal "$(jq -r .prev <<<"$line")" "$(printf '%s' "$prev" | sha256sum | cut -d' ' -f1)"
+		fi
+		prev=$line
+	done <"$AUDIT"
+}
+
+@test "the audit log is created with mode 0600 in a 0700 directory" {
+	mcp -- "$(call_json 1 true)"
+	assert_equal "$(stat -c %a "$AUDIT")" 600
+	assert_equal "$(stat -c %a "$(dirname "$AUDIT")")" 700
+}
+
+@test "records are fsynced before the response is written" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	{ printf '%s\n' "$INIT" "$INITIALIZED" "$(call_json 1 true)"; } |
+		strace -o "$T/trace" -e trace=write,fdatasync,fsync -e signal=none \
+			"$CW" serve --state-dir "$STATE" --audit "$AUDIT" >"$T/out"
+	assert_equal "$(resp 1 | jq -r .result.isError)" false
+	afd=$(grep -m1 -E '^write\(([0-9]+), "\{\\"ts' "$T/trace" | sed -E 's/^write\(([0-9]+),.*/\1/')
+	[ -n "$afd" ] || fail "no audit write seen"
+	# the last audit write is followed by its sync, then the response on fd 1
+	run awk -v fd="$afd" '
+		$0 ~ "^write\\(" fd ", " { w = NR; synced = 0 }
+		$0 ~ "^(fdatasync|fsync)\\(" fd "\\)" && w { synced = NR }
+		/^write\(1, .*"id\\":1/ { print (synced > w && w > 0) ? "ordered" : "unordered"; exit }
+	' "$T/trace"
+	assert_output ordered
+}
+
+@test "nothing runs when the audit log cannot be opened" {
+	d=$(public_dir)
+	run "$CW" exec --state-dir "$STATE" --audit /proc/cmdwarden-audit/audit.jsonl -- touch "$d/ran"
+	assert_failure
+	assert_output --partial 'audit log'
+	[ ! -e "$d/ran" ]
+	# the twin with a writable log runs
+	run "$CW" exec --state-dir "$STATE" --audit "$AUDIT" -- touch "$d/ran"
+	assert_success
+	[ -e "$d/ran" ]
+}
+
+@test "a full disk makes the call fail closed with the reason" {
+	d="$T/full"
+	mkdir -p "$d"
+	mount -t tmpfs -o size=64k tmpfs "$d" || skip "cannot mount tmpfs here"
+	rc=0
+	{
+		printf '%s\n' "$INIT" "$INITIALIZED" "$(call_json 1 true)"
+		sleep 1
+		# fill the file system the log lives on, then call again
+		head -c 1000000 /dev/zero >"$d/filler" 2>/dev/null || true
+		# a long command makes a record larger than a page, so the write
+		# cannot fit into the slack of the file's last page
+		printf '%s\n' "$(call_json 2 "echo ran # $(head -c 20000 /dev/zero | tr '\0' x)")"
+	} | "$CW" serve --state-dir "$STATE" --audit "$d/audit.jsonl" >"$T/out" 2>"$T/err" || rc=$?
+	umount "$d"
+	assert_equal "$(resp 1 | jq -r .result.isError)" false
+	assert_equal "$(resp 2 | jq -r .result.isError)" true
+	run text 2
+	assert_output --partial 'audit log cannot be written'
+	assert_output --partial 'No space left on device'
+}

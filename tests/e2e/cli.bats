@@ -1,0 +1,122 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# The command line: check, eval, exec, version, help.
+
+load helpers
+
+setup() {
+	cw_setup
+}
+
+@test "check accepts the seed policy" {
+	run "$CW" check --policy "$ROOT/policies/e2b-run-command.json"
+	assert_success
+	assert_output --partial ': ok'
+}
+
+@test "check accepts every shipped policy" {
+	for p in "$ROOT"/policies/*.json; do
+		run "$CW" check --policy "$p"
+		assert_success
+	done
+}
+
+@test "check lists every error with file, position and path" {
+	cat >"$T/bad.json" <<'JSON'
+{
+  "version": "1",
+  "default": "deny",
+  "tools": {
+    "run_command": {
+      "limits": [ { "counter": "c", "window": "minutes", "max": 1 } ],
+      "actoin": "allow"
+    }
+  }
+}
+JSON
+	run "$CW" check --policy "$T/bad.json"
+	assert_failure 1
+	assert_output --partial 'tools.run_command.limits[0].window'
+	assert_output --partial 'minutes'
+	assert_output --partial 'actoin'
+	assert_output --partial "$T/bad.json"
+	assert_output --partial '2 errors'
+}
+
+@test "check reports a JSON syntax error with line and column" {
+	printf '{\n  "version": "1",\n  "default": deny\n}\n' >"$T/syntax.json"
+	run "$CW" check --policy "$T/syntax.json"
+	assert_failure 1
+	assert_output --partial "$T/syntax.json:3:"
+}
+
+@test "check on a missing file names it" {
+	run "$CW" check --policy "$T/none.json"
+	assert_failure
+	assert_output --partial "$T/none.json"
+}
+
+@test "eval prints the verdict and the deciding rule without running anything" {
+	d=$(public_dir)
+	run "$CW" eval --policy "$ROOT/tests/e2e/policies/args.json" --tool run_command --args "{\"command\":\"rm -rf $d\"}"
+	assert_failure 3
+	assert_equal "$(jq -r .verdict <<<"$output")" deny
+	assert_equal "$(jq -r .rule <<<"$output")" 'tools.run_command.deny_if[0]'
+	[ -d "$d" ]
+	run "$CW" eval --tool run_command --args '{"command":"ls"}'
+	assert_success
+	assert_equal "$(jq -r .verdict <<<"$output")" allow
+	assert_equal "$(jq -r '.counters[0]' <<<"$output")" 'run_command_rate|grant|local'
+}
+
+@test "eval does not change counters" {
+	for i in $(seq 1 15); do
+		run "$CW" eval --state-dir "$STATE" --tool run_command --args '{"command":"true"}'
+		assert_success
+	done
+	run "$CW" exec --state-dir "$STATE" --audit "$AUDIT" -- true
+	assert_success
+}
+
+@test "eval sees the counters of a state directory" {
+	for i in $(seq 1 10); do
+		"$CW" exec --state-dir "$STATE" --audit "$AUDIT" -- true >/dev/null
+	done
+	run "$CW" eval --state-dir "$STATE" --tool run_command --args '{"command":"true"}'
+	assert_failure 3
+	assert_equal "$(jq -r .verdict <<<"$output")" rate_limited
+	[ "$(jq -r .retry_after_ms <<<"$output")" -gt 0 ]
+}
+
+@test "eval rejects bad --args" {
+	run "$CW" eval --tool run_command --args 'not json'
+	assert_failure 1
+	assert_output --partial -- '--args must be a JSON object'
+}
+
+@test "exec runs a command and prints the E2B-shaped result" {
+	run "$CW" exec --state-dir "$STATE" --audit "$AUDIT" -- echo hello '&&' exit 4
+	assert_success
+	assert_equal "$(jq -r .stdout <<<"$output")" hello
+	assert_equal "$(jq -r .exit_code <<<"$output")" 4
+}
+
+@test "exec reports a denial on stderr with exit 3" {
+	run "$CW" exec --policy "$ROOT/tests/e2e/policies/args.json" --state-dir "$STATE" --audit "$AUDIT" -- rm -rf /tmp/x
+	assert_failure 3
+	assert_output --partial '[POLICY DENIED]'
+}
+
+@test "version and help" {
+	run "$CW" version
+	assert_success
+	assert_output --regexp '^cmdwarden [0-9]+\.[0-9]+\.[0-9]+$'
+	for c in serve check eval exec; do
+		run "$CW" "$c" --help
+		assert_success
+		assert_output --partial "usage: cmdwarden $c"
+	done
+	run "$CW" frobnicate
+	assert_failure 2
+	assert_output --partial 'unknown command "frobnicate"'
+}

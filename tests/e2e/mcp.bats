@@ -1,0 +1,131 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# MCP over stdio: lifecycle, framing, every JSON-RPC error code.
+
+load helpers
+
+setup() {
+	cw_setup
+}
+
+@test "initialize negotiates a supported protocol version" {
+	for v in 2025-11-25 2025-06-18 2025-03-26; do
+		printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"$v\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}" | serve
+		assert_equal "$(resp 1 | jq -r .result.protocolVersion)" "$v"
+		assert_equal "$(resp 1 | jq -r .result.serverInfo.name)" cmdwarden
+		assert_equal "$(resp 1 | jq -r .result.capabilities.tools.listChanged)" false
+	done
+}
+
+@test "initialize with an unknown version answers with the latest" {
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' | serve
+	assert_equal "$(resp 1 | jq -r .result.protocolVersion)" 2025-11-25
+}
+
+@test "initialize twice is an invalid request" {
+	mcp -- "$INIT"
+	# the second initialize has id 0 too: both answers are in out
+	run jq -c 'select(.error)' "$T/out"
+	assert_output --partial '"code":-32600'
+	assert_output --partial 'already initialized'
+}
+
+@test "tools/list before initialize is refused" {
+	printf '%s\n' '{"jsonrpc":"2.0","id":5,"method":"tools/list"}' | serve
+	assert_equal "$(resp 5 | jq -r .error.code)" -32600
+	assert_equal "$(resp 5 | jq -r .error.message)" "the session is not initialized: send initialize first"
+}
+
+@test "ping works before and after initialize" {
+	printf '%s\n' '{"jsonrpc":"2.0","id":"p1","method":"ping"}' "$INIT" '{"jsonrpc":"2.0","id":"p2","method":"ping"}' | serve
+	assert_equal "$(jq -c 'select(.id=="p1") | .result' "$T/out")" '{}'
+	assert_equal "$(jq -c 'select(.id=="p2") | .result' "$T/out")" '{}'
+}
+
+@test "unknown method is -32601" {
+	mcp -- '{"jsonrpc":"2.0","id":7,"method":"resources/list"}'
+	assert_equal "$(resp 7 | jq -r .error.code)" -32601
+}
+
+@test "malformed JSON is -32700 and the server keeps serving" {
+	mcp -- '{"jsonrpc":"2.0","id":8,"method":' '{"jsonrpc":"2.0","id":9,"method":"ping"}'
+	run jq -c 'select(.error.code == -32700)' "$T/out"
+	assert_output --partial '"id":null'
+	assert_output --partial 'parse error at line 1'
+	assert_equal "$(resp 9 | jq -c .result)" '{}'
+}
+
+@test "invalid requests are -32600" {
+	mcp -- '{"jsonrpc":"1.0","id":10,"method":"ping"}' \
+		'{"jsonrpc":"2.0","id":11}' \
+		'[{"jsonrpc":"2.0","id":12,"method":"ping"}]' \
+		'{"jsonrpc":"2.0","id":13,"method":"ping","params":[1]}' \
+		'"just a string"' \
+		'{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}'
+	assert_equal "$(resp 10 | jq -r .error.code)" -32600
+	assert_equal "$(resp 11 | jq -r .error.code)" -32600
+	assert_equal "$(resp 13 | jq -r .error.code)" -32600
+	# batch, bare string and object id: answered with a null id
+	assert_equal "$(jq -c 'select(.id == null and .error.code == -32600)' "$T/out" | wc -l)" 3
+}
+
+@test "bad params are -32602" {
+	mcp -- '{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{}}' \
+		'{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"run_command","arguments":"ls"}}' \
+		'{"jsonrpc":"2.0","id":22,"method":"initialize","params":{}}'
+	assert_equal "$(resp 20 | jq -r .error.code)" -32602
+	assert_equal "$(resp 21 | jq -r .error.code)" -32602
+	# initialize already happened, so this one is refused as a repeat
+	assert_equal "$(resp 22 | jq -r .error.code)" -32600
+}
+
+@test "notifications get no response" {
+	mcp -- '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}' '{"jsonrpc":"2.0","id":30,"method":"ping"}'
+	# exactly two responses: initialize and ping
+	assert_equal "$(wc -l <"$T/out")" 2
+}
+
+@test "tools/list gives run_command with input and output schemas" {
+	mcp -- '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+	assert_equal "$(resp 2 | jq -r '.result.tools | length')" 1
+	assert_equal "$(resp 2 | jq -r '.result.tools[0].name')" run_command
+	assert_equal "$(resp 2 | jq -r '.result.tools[0].inputSchema.required[0]')" command
+	assert_equal "$(resp 2 | jq -r '.result.tools[0].inputSchema.properties.timeout.type')" number
+	assert_equal "$(resp 2 | jq -r '.result.tools[0].outputSchema.properties.exit_code.type')" integer
+}
+
+@test "tools/list leaves hidden tools out" {
+	mcp --policy "$FIX/policies/valid/hide_all.json" -- '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+	assert_equal "$(resp 2 | jq -c '.result.tools')" '[]'
+}
+
+@test "a request larger than --max-request gets an error and serving goes on" {
+	big=$(head -c 5000 /dev/zero | tr '\0' 'a')
+	mcp --max-request 1024 -- "{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"ping\",\"params\":{\"x\":\"$big\"}}" '{"jsonrpc":"2.0","id":41,"method":"ping"}'
+	run jq -r 'select(.error.code == -32600) | .error.message' "$T/out"
+	assert_output --partial 'request too large'
+	assert_output --partial 'limit of 1024 bytes'
+	assert_equal "$(resp 41 | jq -c .result)" '{}'
+}
+
+@test "a 64 MiB line without newline is refused without growing memory" {
+	# Peak RSS stays far below the input size: the line is skipped, not held.
+	{ printf '%s\n' "$INIT"; head -c 67108864 /dev/zero | tr '\0' 'x'; printf '\n%s\n' '{"jsonrpc":"2.0","id":42,"method":"ping"}'; } |
+		/usr/bin/time -f '%M' -o "$T/rss" "$CW" serve --state-dir "$STATE" --audit "$AUDIT" >"$T/out" 2>"$T/err"
+	assert_equal "$(resp 42 | jq -c .result)" '{}'
+	run jq -r 'select(.error.code == -32600) | .error.message' "$T/out"
+	assert_output --partial '67108864 bytes exceeds the limit of 1048576 bytes'
+	[ "$(cat "$T/rss")" -lt 32768 ] # KiB
+}
+
+@test "random binary input never crashes the server" {
+	for seed in 1 2 3 4 5; do
+		{ printf '%s\n' "$INIT"; head -c 200000 /dev/urandom; printf '\n%s\n' '{"jsonrpc":"2.0","id":99,"method":"ping"}'; } | serve
+		assert_equal "$(resp 99 | jq -c .result)" '{}'
+	done
+}
+
+@test "CRLF line endings and blank lines are tolerated" {
+	printf '%s\r\n\r\n\n%s\r\n' "$INIT" '{"jsonrpc":"2.0","id":50,"method":"ping"}' | serve
+	assert_equal "$(resp 50 | jq -c .result)" '{}'
+}

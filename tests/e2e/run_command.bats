@@ -1,0 +1,211 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# tools/call run_command end to end: decisions, execution, limits, audit.
+
+load helpers
+
+setup() {
+	cw_setup
+}
+
+teardown() {
+	pkill -f 'sleep 1001' 2>/dev/null || true
+	rm -rf /tmp/cw-e2e.* 2>/dev/null || true
+}
+
+@test "an allowed command runs and returns E2B-shaped output" {
+	mcp -- "$(call_json 1 'echo hello; echo oops >&2; exit 3' '{"sandboxId":"sbx-1"}')"
+	assert_equal "$(resp 1 | jq -r .result.isError)" false
+	assert_equal "$(text 1 | jq -r .stdout)" hello
+	assert_equal "$(text 1 | jq -r .stderr)" oops
+	assert_equal "$(text 1 | jq -r .exit_code)" 3
+	assert_equal "$(text 1 | jq -r .sandboxId)" sbx-1
+	assert_equal "$(structured 1 exit_code)" 3
+	assert_equal "$(structured 1 truncated)" false
+	assert_equal "$(structured 1 sandboxId)" sbx-1
+	[[ "$(structured 1 invocation_id)" == inv-* ]]
+	[ "$(structured 1 duration_ms)" -ge 0 ]
+	[ "$(structured 1 audit.records)" -eq 3 ]
+}
+
+@test "commands run as the sandbox user, not as the agent" {
+	mcp -- "$(call_json 1 'id -u; id -G')"
+	# no account named "user" here: the default falls back to nobody
+	assert_equal "$(text 1 | jq -r .stdout)" "$(printf '%s\n%s' "$(id -u nobody)" "$(id -G nobody)")"
+}
+
+@test "the command's environment comes from the policy, not the agent" {
+	export CW_AGENT_SECRET=s3cret LANG=C.UTF-8
+	mcp -- "$(call_json 1 'env' '{"envs":{"MY_VAR":"x y"}}')"
+	run text 1
+	refute_output --partial CW_AGENT_SECRET
+	assert_output --partial 'PATH=/usr/local/bin:/usr/bin:/bin'
+	assert_output --partial 'LANG=C.UTF-8'
+	assert_output --partial 'MY_VAR=x y'
+}
+
+@test "a tool the policy does not list is denied" {
+	mcp -- '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"/etc"}}}'
+	assert_equal "$(resp 1 | jq -r .result.isError)" true
+	run text 1
+	assert_output --partial '[POLICY DENIED]'
+	assert_output --partial 'delete_file'
+	assert_output --partial '(rule: default)'
+}
+
+@test "an argument rule denies a destructive command and allows its twin" {
+	mcp --policy "$ROOT/tests/e2e/policies/args.json" -- \
+		"$(call_json 1 'l\s /; /bin/r"m" -rf /tmp/nothing-here')" \
+		"$(call_json 2 'ls / | head -1')" \
+		"$(call_json 3 'eval "$(echo rm) x"')"
+	run text 1
+	assert_output --partial '[POLICY DENIED] destructive programs are not allowed'
+	assert_output --partial 'tools.run_command.deny_if[0]'
+	assert_equal "$(resp 2 | jq -r .result.isError)" false
+	assert_equal "$(structured 2 exit_code)" 0
+	run text 3
+	assert_output --partial 'cannot be known'
+}
+
+@test "the 11th call within a minute is rate limited and says when to retry" {
+	lines=()
+	for i in $(seq 1 11); do lines+=("$(call_json "$i" true)"); done
+	mcp -- "${lines[@]}"
+	for i in $(seq 1 10); do
+		assert_equal "$(resp "$i" | jq -r .result.isError)" false
+	done
+	run text 11
+	assert_output --partial '[POLICY DENIED] rate limit "run_command_rate" (10 per 60s, scope grant) reached; retry after'
+	assert_output --partial 'tools.run_command.limits[0]'
+}
+
+@test "a restart of the agent keeps the rate-limit counters" {
+	lines=()
+	for i in $(seq 1 6); do lines+=("$(call_json "$i" true)"); done
+	mcp -- "${lines[@]}"
+	lines=()
+	for i in $(seq 7 11); do lines+=("$(call_json "$i" true)"); done
+	mcp -- "${lines[@]}"
+	for i in 7 8 9 10; do
+		assert_equal "$(resp "$i" | jq -r .result.isError)" false
+	done
+	run text 11
+	assert_output --partial 'rate limit'
+}
+
+@test "a call that cannot launch gives its counter back" {
+	d="$T/launch-cwd"
+	cat >"$T/policy.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{
+  "limits":[{"counter":"c","window":"minute","max":2,"scope":"grant"}],
+  "sandbox":{"user":"root","cwd":"$d"}}}}
+JSON
+	# The policy's cwd is missing: both calls fail to launch.
+	mcp --policy "$T/policy.json" -- "$(call_json 1 true)" "$(call_json 2 true)"
+	run text 1
+	assert_output --partial 'could not launch the command'
+	assert_output --partial "$d"
+	mkdir "$d"
+	# Had the failures counted, these would be rate limited.
+	mcp --policy "$T/policy.json" -- "$(call_json 3 pwd)" "$(call_json 4 true)" "$(call_json 5 true)"
+	assert_equal "$(text 3 | jq -r .stdout)" "$d"
+	assert_equal "$(resp 4 | jq -r .result.isError)" false
+	run text 5
+	assert_output --partial 'rate limit "c"'
+}
+
+@test "require_approval without a way to ask is denied, saying approval is required" {
+	mcp --policy "$ROOT/tests/e2e/policies/approval.json" -- "$(call_json 1 true)"
+	run text 1
+	assert_output --partial '[POLICY DENIED]'
+	assert_output --partial 'requires approval'
+}
+
+@test "the timeout kills the whole process group" {
+	start=$(date +%s)
+	mcp -- "$(call_json 1 'sleep 1001 & sleep 1001 & echo started; wait' '{"timeout":1}')"
+	assert_equal "$(structured 1 timed_out)" true
+	assert_equal "$(text 1 | jq -r .stdout)" started
+	[ "$(text 1 | jq -r .exit_code)" -gt 128 ]
+	run pgrep -f 'sleep 1001'
+	assert_failure
+	[ $(($(date +%s) - start)) -lt 30 ]
+}
+
+@test "a command ignoring SIGTERM is killed after the grace period" {
+	mcp -- "$(call_json 1 'trap "" TERM; sleep 1001' '{"timeout":0.5}')"
+	assert_equal "$(structured 1 timed_out)" true
+	assert_equal "$(structured 1 signal)" 9
+	run pgrep -f 'sleep 1001'
+	assert_failure
+}
+
+@test "output beyond max_output_bytes is truncated and flagged" {
+	mcp --policy "$ROOT/tests/e2e/policies/small-output.json" -- \
+		"$(call_json 1 'head -c 5000000 /dev/zero | tr "\0" a; echo done >&2')" \
+		"$(call_json 2 'echo short')"
+	assert_equal "$(structured 1 truncated)" true
+	assert_equal "$(text 1 | jq -r '.stdout | length')" 1000
+	assert_equal "$(text 1 | jq -r .stderr)" done
+	assert_equal "$(structured 2 truncated)" false
+	assert_equal "$(jq -r 'select(.type=="exit") | .stdout_bytes' "$AUDIT" | head -1)" 5000000
+}
+
+@test "binary output is returned as valid UTF-8" {
+	mcp -- "$(call_json 1 'printf "ok\377\376end"')"
+	assert_equal "$(text 1 | jq -r .stdout)" "ok��end"
+}
+
+@test "invalid arguments are refused with a clear message" {
+	mcp -- '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_command","arguments":{}}}' \
+		"$(call_json 2 'true' '{"timeout":-1}')" \
+		"$(call_json 3 'true' '{"envs":{"A":1}}')" \
+		"$(call_json 4 'true' '{"bogus":1}')" \
+		"$(call_json 5 'true' '{"cwd":"relative/dir"}')"
+	run text 1
+	assert_output --partial '"command" must be a non-empty string'
+	run text 2
+	assert_output --partial '"timeout" must be a number'
+	run text 3
+	assert_output --partial 'envs.A'
+	run text 4
+	assert_output --partial 'unknown argument "bogus"'
+	run text 5
+	assert_output --partial 'absolute path'
+	for i in 1 2 3 4 5; do
+		assert_equal "$(resp $i | jq -r .result.isError)" true
+	done
+}
+
+@test "cwd narrows within the sandbox and is refused outside it" {
+	d=$(public_dir)
+	mcp -- "$(call_json 1 pwd "{\"cwd\":\"$d\"}")" "$(call_json 2 pwd '{"cwd":"/root"}')"
+	assert_equal "$(text 1 | jq -r .stdout)" "$d"
+	run text 2
+	assert_output --partial 'outside what the policy'
+}
+
+@test "a killed command reports its signal" {
+	mcp -- "$(call_json 1 'kill -9 $$')"
+	assert_equal "$(structured 1 signal)" 9
+	assert_equal "$(structured 1 exit_code)" 137
+}
+
+@test "no descriptors of the agent leak into the command" {
+	mcp -- "$(call_json 1 'ls /proc/self/fd | sort -n | tr "\n" " "')"
+	# 0 1 2 and the one ls opens for the directory
+	assert_equal "$(text 1 | jq -r .stdout)" "0 1 2 3 "
+}
+
+@test "no_new_privs is set and setuid binaries cannot raise privileges" {
+	mcp --policy "$ROOT/tests/e2e/policies/args.json" -- "$(call_json 1 'grep NoNewPrivs /proc/self/status')" "$(call_json 2 'su -c id root </dev/null; echo rc=$?')"
+	assert_equal "$(text 1 | jq -r .stdout)" "NoNewPrivs:	1"
+	run text 2
+	refute_output --partial 'uid=0'
+}
+
+@test "a policy requiring a missing layer is refused at load, naming it" {
+	run "$CW" serve --policy "$ROOT/tests/e2e/policies/missing-layer.json" --state-dir "$STATE" --audit "$AUDIT" </dev/null
+	assert_failure
+	assert_output --partial 'required layer "landlock" is not available'
+}

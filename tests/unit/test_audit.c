@@ -1,0 +1,976 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "unit.h"
+#include "audit.h"
+
+struct lines {
+	char **v; /* each line without its '\n' */
+	size_t *len;
+	size_t n;
+	bool trailing_nl;
+};
+
+static char *tmpdir_new(void)
+{
+	char tmpl[] = "/tmp/cw-audit-test-XXXXXX";
+	char *d = mkdtemp(tmpl);
+
+	assert_non_null(d);
+	return strdup(d);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+static void tmpdir_free(char *d)
+{
+	assert_int_equal(0, nftw(d, rm_one, 16, FTW_DEPTH | FTW_PHYS));
+	free(d);
+}
+
+/* Each test gets a fresh directory, removed even when the test fails. */
+static int setup_dir(void **state)
+{
+	*state = tmpdir_new();
+	return 0;
+}
+
+static int teardown_dir(void **state)
+{
+	tmpdir_free(*state);
+	return 0;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	char *p;
+
+	assert_true(asprintf(&p, "%s/%s", dir, name) > 0);
+	return p;
+}
+
+static void sha_hex(const char *p, size_t n, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0, i;
+
+	assert_int_equal(1, EVP_Digest(p, n, md, &mdlen, EVP_sha256(), NULL));
+	assert_int_equal(32, mdlen);
+	for (i = 0; i < mdlen; i++)
+		sprintf(out + 2 * i, "%02x", md[i]);
+}
+
+static void lines_read(const char *path, struct lines *l)
+{
+	FILE *f = fopen(path, "r");
+	char *data = NULL, *p, *end;
+	long size;
+
+	assert_non_null(f);
+	memset(l, 0, sizeof(*l));
+	assert_int_equal(0, fseek(f, 0, SEEK_END));
+	size = ftell(f);
+	assert_true(size >= 0);
+	rewind(f);
+	data = malloc((size_t)size + 1);
+	assert_non_null(data);
+	assert_int_equal(size, fread(data, 1, (size_t)size, f));
+	fclose(f);
+	l->trailing_nl = size > 0 && data[size - 1] == '\n';
+	for (p = data, end = data + size; p < end;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		l->v = realloc(l->v, (l->n + 1) * sizeof(*l->v));
+		l->len = realloc(l->len, (l->n + 1) * sizeof(*l->len));
+		assert_non_null(l->v);
+		assert_non_null(l->len);
+		l->v[l->n] = malloc(n + 1);
+		assert_non_null(l->v[l->n]);
+		memcpy(l->v[l->n], p, n);
+		l->v[l->n][n] = '\0';
+		l->len[l->n] = n;
+		l->n++;
+		p += n + (nl ? 1 : 0);
+	}
+	free(data);
+}
+
+static void lines_free(struct lines *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	free(l->len);
+	memset(l, 0, sizeof(*l));
+}
+
+static void lines_write(const char *path, const struct lines *l,
+			const size_t *order, size_t n, bool trailing_nl)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	size_t i;
+
+	assert_true(fd >= 0);
+	for (i = 0; i < n; i++) {
+		size_t k = order ? order[i] : i;
+
+		assert_int_equal(0, cw_write_all(fd, l->v[k], l->len[k]));
+		if (i + 1 < n || trailing_nl)
+			assert_int_equal(0, cw_write_all(fd, "\n", 1));
+	}
+	assert_int_equal(0, close(fd));
+}
+
+static void append_raw(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(0, cw_write_all(fd, s, strlen(s)));
+	assert_int_equal(0, close(fd));
+}
+
+static json_t *parse_line(const struct lines *l, size_t i)
+{
+	json_error_t jerr;
+	json_t *o = json_loadb(l->v[i], l->len[i], 0, &jerr);
+
+	if (!o)
+		fail_msg("line %zu does not parse: %s", i + 1, jerr.text);
+	assert_true(json_is_object(o));
+	return o;
+}
+
+/* Every line a record, seq first_seq.., prev the SHA-256 of the line above. */
+static void check_chain(const struct lines *l, size_t from, int64_t first_seq,
+			const char *first_prev)
+{
+	char h[65];
+	size_t i;
+
+	for (i = from; i < l->n; i++) {
+		json_t *o = parse_line(l, i);
+		json_t *prev = json_object_get(o, "prev");
+
+		assert_int_equal(first_seq + (int64_t)(i - from),
+				 json_integer_value(json_object_get(o, "seq")));
+		assert_true(json_is_string(prev));
+		if (i == from) {
+			assert_string_equal(first_prev, json_string_value(prev));
+		} else {
+			sha_hex(l->v[i - 1], l->len[i - 1], h);
+			assert_string_equal(h, json_string_value(prev));
+		}
+		json_decref(o);
+	}
+}
+
+static void write_n(struct cw_audit *a, int n, const char *tag)
+{
+	struct cw_error err;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		json_t *f = json_pack("{s:s, s:i}", "tag", tag, "i", i);
+
+		assert_non_null(f);
+		assert_int_equal(0, cw_audit_write(a, "decision", "inv-1", f,
+						   &err));
+		json_decref(f);
+	}
+}
+
+static void check_ts(const char *ts, const char *lo, const char *hi)
+{
+	const char *pat = "dddd-dd-ddTdd:dd:dd.ddddddZ";
+	size_t i;
+
+	assert_int_equal(strlen(pat), strlen(ts));
+	for (i = 0; pat[i]; i++) {
+		if (pat[i] == 'd')
+			assert_true(ts[i] >= '0' && ts[i] <= '9');
+		else
+			assert_int_equal(pat[i], ts[i]);
+	}
+	/* Fixed-width RFC 3339 UTC sorts as text. */
+	assert_true(strcmp(lo, ts) <= 0);
+	assert_true(strcmp(ts, hi) <= 0);
+}
+
+static void test_record_fields(void **state)
+{
+	static const char *const keys[] = { "ts",   "seq",   "type",
+					    "invocation", "zeta", "alpha",
+					    "count", "ok",   "nested", "prev" };
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	char before[40], after[40];
+	struct cw_error err;
+	struct cw_audit *a;
+	struct lines l;
+	json_t *f, *o;
+	void *it;
+	size_t i;
+
+	f = json_pack("{s:s, s:s, s:i, s:b, s:{s:[i,i]}}", "zeta", "last?",
+		      "alpha", "line\nbreak \"q\"", "count", 42, "ok", 1,
+		      "nested", "a", 1, 2);
+	assert_non_null(f);
+	cw_format_ts(cw_now_us(), before, sizeof(before));
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	assert_string_equal(path, cw_audit_path(a));
+	for (i = 0; i < 3; i++)
+		assert_int_equal(0, cw_audit_write(a, "decision", "inv-abc", f,
+						   &err));
+	/* Borrowed: still ours, untouched. */
+	assert_int_equal(1, f->refcount);
+	assert_int_equal(5, json_object_size(f));
+	assert_int_equal(0, cw_audit_write(a, "agent", NULL, NULL, &err));
+	cw_audit_close(a);
+	cw_format_ts(cw_now_us(), after, sizeof(after));
+
+	lines_read(path, &l);
+	assert_int_equal(4, l.n);
+	assert_true(l.trailing_nl);
+	check_chain(&l, 0, 1, "");
+	for (i = 0; i < 3; i++) {
+		size_t k = 0;
+
+		o = parse_line(&l, i);
+		for (it = json_object_iter(o); it;
+		     it = json_object_iter_next(o, it)) {
+			assert_true(k < CW_ARRAY_SIZE(keys));
+			assert_string_equal(keys[k], json_object_iter_key(it));
+			k++;
+		}
+		assert_int_equal(CW_ARRAY_SIZE(keys), k);
+		assert_true(json_is_string(json_object_get(o, "ts")));
+		check_ts(json_string_value(json_object_get(o, "ts")), before,
+			 after);
+		assert_true(json_is_integer(json_object_get(o, "seq")));
+		assert_string_equal("decision", json_string_value(
+							json_object_get(o, "type")));
+		assert_string_equal("inv-abc", json_string_value(json_object_get(
+						       o, "invocation")));
+		assert_true(json_equal(json_object_get(f, "nested"),
+				       json_object_get(o, "nested")));
+		assert_string_equal("line\nbreak \"q\"",
+				    json_string_value(json_object_get(o, "alpha")));
+		assert_true(json_is_true(json_object_get(o, "ok")));
+		assert_null(json_object_get(o, "torn_before"));
+		json_decref(o);
+	}
+	/* No invocation, no fields: only ts, seq, type and prev. */
+	o = parse_line(&l, 3);
+	assert_int_equal(4, json_object_size(o));
+	assert_null(json_object_get(o, "invocation"));
+	assert_string_equal("agent",
+			    json_string_value(json_object_get(o, "type")));
+	json_decref(o);
+	/* Compact: no space after the separators. */
+	assert_memory_equal("{\"ts\":\"", l.v[0], 7);
+	lines_free(&l);
+	json_decref(f);
+	free(path);
+}
+
+static void test_reopen_continues(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	struct cw_audit *a, *b;
+	struct cw_error err;
+	struct lines l;
+	uint64_t n = 0;
+
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 3, "first");
+	cw_audit_close(a);
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 2, "second");
+	/* Two handles on one file take turns: each must notice the other. */
+	b = cw_audit_open(path, &err);
+	assert_non_null(b);
+	write_n(b, 1, "b");
+	write_n(a, 1, "a");
+	write_n(b, 2, "b");
+	cw_audit_close(b);
+	cw_audit_close(a);
+	lines_read(path, &l);
+	assert_int_equal(9, l.n);
+	check_chain(&l, 0, 1, "");
+	assert_int_equal(0, cw_audit_verify(path, &n, &err));
+	assert_int_equal(9, n);
+	lines_free(&l);
+	free(path);
+}
+
+static void test_reserved_fields_rejected(void **state)
+{
+	static const char *const names[] = { "ts",	   "seq",  "type",
+					     "invocation", "prev", "torn_before" };
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	struct cw_error err;
+	struct cw_audit *a;
+	struct stat st;
+	json_t *f, *arr;
+	size_t i;
+
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 1, "x");
+	assert_int_equal(0, stat(path, &st));
+	for (i = 0; i < CW_ARRAY_SIZE(names); i++) {
+		struct stat now;
+
+		f = json_pack("{s:i, s:i}", "fine", 1, names[i], 7);
+		assert_non_null(f);
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(-EINVAL, cw_audit_write(a, "decision", "inv",
+							 f, &err));
+		assert_non_null(strstr(err.text, names[i]));
+		assert_int_equal(0, stat(path, &now));
+		assert_int_equal(st.st_size, now.st_size);
+		json_decref(f);
+	}
+	arr = json_array();
+	assert_int_equal(-EINVAL, cw_audit_write(a, "decision", NULL, arr,
+						 &err));
+	json_decref(arr);
+	assert_int_equal(-EINVAL, cw_audit_write(a, NULL, NULL, NULL, &err));
+	assert_int_equal(-EINVAL, cw_audit_write(a, "", NULL, NULL, &err));
+	assert_int_equal(-EINVAL, cw_audit_write(a, "bad\xff", NULL, NULL,
+						 &err));
+	cw_audit_close(a);
+	assert_int_equal(0, cw_audit_verify(path, NULL, &err));
+	free(path);
+}
+
+static void test_modes(void **state)
+{
+	char *dir = *state, *sub = join(dir, "a"), *sub2 = join(sub, "b");
+	char *path = join(sub2, "audit.jsonl");
+	struct cw_error err;
+	struct cw_audit *a;
+	struct stat st;
+	mode_t old = umask(0);
+
+	/* With no umask at all, the log must still be private. */
+	a = cw_audit_open(path, &err);
+	umask(old);
+	assert_non_null(a);
+	assert_int_equal(0, stat(sub, &st));
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(0700, st.st_mode & 07777);
+	assert_int_equal(0, stat(sub2, &st));
+	assert_int_equal(0700, st.st_mode & 07777);
+	assert_int_equal(0, stat(path, &st));
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(0600, st.st_mode & 07777);
+	write_n(a, 1, "x");
+	cw_audit_close(a);
+	assert_int_equal(0, stat(path, &st));
+	assert_int_equal(0600, st.st_mode & 07777);
+	free(path);
+	free(sub2);
+	free(sub);
+}
+
+static void test_refuses_unsafe_paths(void **state)
+{
+	char *dir = *state, *path = join(dir, "open.jsonl");
+	char *fifo = join(dir, "fifo"), msg[1024];
+	struct cw_error err;
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(0, cw_write_all(fd, "keep\n", 5));
+	assert_int_equal(0, fchmod(fd, 0644));
+	assert_int_equal(0, close(fd));
+
+	errno = 0;
+	assert_null(cw_audit_open(path, &err));
+	assert_int_equal(EPERM, errno);
+	assert_string_equal(path, err.source);
+	assert_non_null(strstr(err.text, "0644"));
+	assert_non_null(strstr(err.text, "chmod 600"));
+	assert_int_equal(0, stat(path, &st));
+	assert_int_equal(5, st.st_size);
+	assert_int_equal(0644, st.st_mode & 07777);
+
+	assert_int_equal(0, chmod(path, 0640));
+	errno = 0;
+	assert_null(cw_audit_open(path, &err));
+	assert_int_equal(EPERM, errno);
+
+	/* Another owner could rewrite the log: refused even with 0600. */
+	if (geteuid() == 0) {
+		assert_int_equal(0, chmod(path, 0600));
+		assert_int_equal(0, chown(path, 65534, 65534));
+		errno = 0;
+		assert_null(cw_audit_open(path, &err));
+		assert_int_equal(EPERM, errno);
+		assert_non_null(strstr(err.text, "owned by uid 65534"));
+	}
+
+	errno = 0;
+	assert_null(cw_audit_open(dir, &err));
+	assert_int_equal(EISDIR, errno);
+	cw_error_format(&err, msg, sizeof(msg));
+	assert_non_null(strstr(msg, dir));
+	assert_non_null(strstr(err.text, "directory"));
+
+	assert_int_equal(0, mkfifo(fifo, 0600));
+	errno = 0;
+	assert_null(cw_audit_open(fifo, &err));
+	assert_int_equal(ENXIO, errno);
+	assert_non_null(strstr(err.text, "regular file"));
+
+	free(fifo);
+	free(path);
+}
+
+#define WRITERS 4
+#define PER_WRITER 200
+
+static void test_forked_writers(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	int next[WRITERS] = { 0 };
+	pid_t pids[WRITERS];
+	struct cw_error err;
+	struct lines l;
+	uint64_t n = 0;
+	size_t i;
+	int w;
+
+	for (w = 0; w < WRITERS; w++) {
+		pids[w] = fork();
+		assert_true(pids[w] >= 0);
+		if (pids[w] == 0) {
+			struct cw_audit *a = cw_audit_open(path, &err);
+			int j, rc = 0;
+
+			if (!a)
+				_exit(2);
+			for (j = 0; j < PER_WRITER && !rc; j++) {
+				json_t *f = json_pack("{s:i, s:i}", "writer", w,
+						      "n", j);
+
+				if (!f || cw_audit_write(a, "exec", NULL, f,
+							 &err))
+					rc = 3;
+				json_decref(f);
+			}
+			cw_audit_close(a);
+			_exit(rc);
+		}
+	}
+	for (w = 0; w < WRITERS; w++) {
+		int status;
+
+		assert_int_equal(pids[w], waitpid(pids[w], &status, 0));
+		assert_true(WIFEXITED(status));
+		assert_int_equal(0, WEXITSTATUS(status));
+	}
+	lines_read(path, &l);
+	assert_int_equal(WRITERS * PER_WRITER, l.n);
+	assert_true(l.trailing_nl);
+	check_chain(&l, 0, 1, "");
+	/* Each writer's records appear whole and in its own order. */
+	for (i = 0; i < l.n; i++) {
+		json_t *o = parse_line(&l, i);
+		json_int_t wr = json_integer_value(json_object_get(o, "writer"));
+
+		assert_true(wr >= 0 && wr < WRITERS);
+		assert_int_equal(next[wr],
+				 json_integer_value(json_object_get(o, "n")));
+		next[wr]++;
+		json_decref(o);
+	}
+	for (w = 0; w < WRITERS; w++)
+		assert_int_equal(PER_WRITER, next[w]);
+	assert_int_equal(0, cw_audit_verify(path, &n, &err));
+	assert_int_equal(WRITERS * PER_WRITER, n);
+	lines_free(&l);
+	free(path);
+}
+
+struct thread_arg {
+	struct cw_audit *a;
+	int id;
+	int failures;
+};
+
+static void *thread_writer(void *p)
+{
+	struct thread_arg *t = p;
+	struct cw_error err;
+	int j;
+
+	for (j = 0; j < 50; j++) {
+		json_t *f = json_pack("{s:i, s:i}", "thread", t->id, "n", j);
+
+		if (!f || cw_audit_write(t->a, "net", "inv-t", f, &err))
+			t->failures++;
+		json_decref(f);
+	}
+	return NULL;
+}
+
+static void test_threads_share_a_handle(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	struct thread_arg args[4];
+	pthread_t th[4];
+	struct cw_error err;
+	struct lines l;
+	int i;
+
+	args[0].a = cw_audit_open(path, &err);
+	assert_non_null(args[0].a);
+	for (i = 0; i < 4; i++) {
+		args[i].a = args[0].a;
+		args[i].id = i;
+		args[i].failures = 0;
+		assert_int_equal(0, pthread_create(&th[i], NULL, thread_writer,
+						   &args[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(0, pthread_join(th[i], NULL));
+		assert_int_equal(0, args[i].failures);
+	}
+	cw_audit_close(args[0].a);
+	lines_read(path, &l);
+	assert_int_equal(200, l.n);
+	check_chain(&l, 0, 1, "");
+	lines_free(&l);
+	free(path);
+}
+
+static void test_torn_last_line(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	struct cw_error err;
+	struct cw_audit *a;
+	struct lines l;
+	char h[65];
+	uint64_t n = 0;
+	json_t *o;
+
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 3, "before");
+	/* A crash mid-write leaves a line without its newline. */
+	append_raw(path, "{\"ts\":\"2025-11-29T21:18:13.1");
+	write_n(a, 1, "after");
+	write_n(a, 1, "later");
+	cw_audit_close(a);
+
+	lines_read(path, &l);
+	assert_int_equal(6, l.n);
+	assert_true(l.trailing_nl);
+	assert_string_equal("{\"ts\":\"2025-11-29T21:18:13.1", l.v[3]);
+	l.n = 3;
+	check_chain(&l, 0, 1, "");
+	l.n = 6;
+	o = parse_line(&l, 4);
+	assert_int_equal(4, json_integer_value(json_object_get(o, "seq")));
+	sha_hex(l.v[2], l.len[2], h);
+	assert_string_equal(h, json_string_value(json_object_get(o, "prev")));
+	assert_true(json_is_true(json_object_get(o, "torn_before")));
+	json_decref(o);
+	o = parse_line(&l, 5);
+	assert_int_equal(5, json_integer_value(json_object_get(o, "seq")));
+	sha_hex(l.v[4], l.len[4], h);
+	assert_string_equal(h, json_string_value(json_object_get(o, "prev")));
+	assert_null(json_object_get(o, "torn_before"));
+	json_decref(o);
+
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(-EBADMSG, cw_audit_verify(path, &n, &err));
+	assert_int_equal(4, err.line);
+	assert_string_equal(path, err.source);
+	assert_non_null(strstr(err.text, "torn"));
+	assert_int_equal(5, n);
+	lines_free(&l);
+	free(path);
+}
+
+static void test_torn_first_write(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	struct cw_error err;
+	struct cw_audit *a;
+	struct lines l;
+	json_t *o;
+	int fd;
+
+	/* The very first write was cut short: a new chain starts after it. */
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(0, cw_write_all(fd, "{\"ts\":", 6));
+	assert_int_equal(0, close(fd));
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 2, "x");
+	cw_audit_close(a);
+	lines_read(path, &l);
+	assert_int_equal(3, l.n);
+	assert_string_equal("{\"ts\":", l.v[0]);
+	check_chain(&l, 1, 1, "");
+	o = parse_line(&l, 1);
+	assert_true(json_is_true(json_object_get(o, "torn_before")));
+	json_decref(o);
+	assert_int_equal(-EBADMSG, cw_audit_verify(path, NULL, &err));
+	assert_int_equal(1, err.line);
+	assert_non_null(strstr(err.text, "torn"));
+	lines_free(&l);
+	free(path);
+}
+
+static void test_steps_over_damaged_lines(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	struct cw_error err;
+	struct cw_audit *a;
+	struct lines l;
+	char h[65];
+	json_t *o;
+
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 2, "x");
+	cw_audit_close(a);
+	/* A torn line that got its newline, then another torn write. */
+	append_raw(path, "{\"ts\":\"20\n{\"ts\":\"2025-11-29T");
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 1, "y");
+	cw_audit_close(a);
+	lines_read(path, &l);
+	assert_int_equal(5, l.n);
+	o = parse_line(&l, 4);
+	assert_int_equal(3, json_integer_value(json_object_get(o, "seq")));
+	sha_hex(l.v[1], l.len[1], h);
+	assert_string_equal(h, json_string_value(json_object_get(o, "prev")));
+	assert_true(json_is_true(json_object_get(o, "torn_before")));
+	json_decref(o);
+	assert_int_equal(-EBADMSG, cw_audit_verify(path, NULL, &err));
+	assert_int_equal(3, err.line);
+	assert_non_null(strstr(err.text, "torn"));
+	lines_free(&l);
+	free(path);
+}
+
+/* Writes l reordered/reduced into a copy and checks what verify reports. */
+static void expect_verify(const char *path, const struct lines *l,
+			  const size_t *order, size_t n, bool trailing_nl,
+			  int want_line, const char *want_text)
+{
+	struct cw_error err;
+	uint64_t good = 99;
+
+	lines_write(path, l, order, n, trailing_nl);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(-EBADMSG, cw_audit_verify(path, &good, &err));
+	if (want_line != err.line || !strstr(err.text, want_text))
+		fail_msg("expected line %d \"%s\", got line %d \"%s\"",
+			 want_line, want_text, err.line, err.text);
+	assert_true(good < n);
+}
+
+static void test_verify_detects_tampering(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	char *copy = join(dir, "copy.jsonl");
+	static const size_t deleted[] = { 0, 1, 3, 4, 5 };
+	static const size_t swapped[] = { 0, 1, 3, 2, 4, 5 };
+	static const size_t head_cut[] = { 2, 3, 4, 5 };
+	struct cw_error err;
+	struct cw_audit *a;
+	struct lines l;
+	uint64_t n = 0;
+	char *orig, *p;
+
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 6, "orig");
+	cw_audit_close(a);
+	assert_int_equal(0, cw_audit_verify(path, &n, &err));
+	assert_int_equal(6, n);
+	lines_read(path, &l);
+	assert_int_equal(6, l.n);
+
+	lines_write(copy, &l, NULL, l.n, true);
+	assert_int_equal(0, cw_audit_verify(copy, &n, &err));
+	assert_int_equal(6, n);
+
+	expect_verify(copy, &l, deleted, 5, true, 3, "missing");
+	expect_verify(copy, &l, swapped, 6, true, 3, "out of order");
+	expect_verify(copy, &l, head_cut, 4, true, 1, "missing");
+	/* Torn tail: the last line lost its end and its newline. */
+	l.len[5] -= 10;
+	expect_verify(copy, &l, NULL, 6, false, 6, "torn");
+	l.len[5] += 10;
+
+	/* A value changed, still valid JSON: caught by line 4's prev. */
+	orig = strdup(l.v[2]);
+	assert_non_null(orig);
+	p = strstr(l.v[2], "\"orig\"");
+	assert_non_null(p);
+	memcpy(p, "\"ORIG\"", 6);
+	expect_verify(copy, &l, NULL, 6, true, 3, "edited");
+	/* The last line edited: nothing after it can tell. */
+	strcpy(l.v[2], orig);
+	p = strstr(l.v[5], "\"orig\"");
+	memcpy(p, "\"ORIG\"", 6);
+	lines_write(copy, &l, NULL, l.n, true);
+	assert_int_equal(0, cw_audit_verify(copy, &n, &err));
+	memcpy(p, "\"orig\"", 6);
+	/* Its seq changed, its prev intact. */
+	p = strstr(l.v[2], "\"seq\":3,");
+	assert_non_null(p);
+	p[6] = '9';
+	expect_verify(copy, &l, NULL, 6, true, 3, "edited");
+	/* No longer JSON. */
+	strcpy(l.v[2], orig);
+	l.v[2][0] = '[';
+	expect_verify(copy, &l, NULL, 6, true, 3, "not a record");
+	strcpy(l.v[2], orig);
+	lines_write(copy, &l, NULL, l.n, true);
+	assert_int_equal(0, cw_audit_verify(copy, &n, &err));
+	assert_int_equal(6, n);
+
+	free(orig);
+	lines_free(&l);
+	free(copy);
+	free(path);
+}
+
+#define CHILD_SKIP 77
+/* The child cannot use cmocka's asserts: it says what failed and exits. */
+#define CHILD_FAIL(step)                                                   \
+	do {                                                               \
+		printf("# enospc child: %s failed: %s\n", step, err.text); \
+		return 1;                                                  \
+	} while (0)
+
+static int enospc_child(const char *mnt)
+{
+	char *path = join(mnt, "audit.jsonl"), *fill = join(mnt, "fill");
+	char block[4096], msg[1024], *big;
+	struct cw_error err = { 0 };
+	struct cw_audit *a;
+	struct stat before, after;
+	uint64_t n = 0;
+	json_t *f;
+	int fd, ret;
+
+	if (unshare(CLONE_NEWNS)) {
+		printf("# skip: unshare(CLONE_NEWNS): %s\n", strerror(errno));
+		return CHILD_SKIP;
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", mnt, "tmpfs", 0, "size=16k,mode=0700")) {
+		printf("# skip: mount tmpfs: %s\n", strerror(errno));
+		return CHILD_SKIP;
+	}
+	a = cw_audit_open(path, &err);
+	if (!a)
+		CHILD_FAIL("open");
+	if (cw_audit_write(a, "agent", NULL, NULL, &err))
+		CHILD_FAIL("first write");
+	fd = open(fill, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		CHILD_FAIL("creating the filler");
+	memset(block, 'f', sizeof(block));
+	while (write(fd, block, sizeof(block)) > 0)
+		;
+	if (errno != ENOSPC)
+		CHILD_FAIL("filling the disk");
+	close(fd);
+	/* Larger than what is left of the log's last page. */
+	big = malloc(8192);
+	if (!big)
+		CHILD_FAIL("malloc");
+	memset(big, 'b', 8191);
+	big[8191] = '\0';
+	f = json_pack("{s:s}", "output", big);
+	free(big);
+	if (stat(path, &before))
+		CHILD_FAIL("stat");
+	memset(&err, 0, sizeof(err));
+	ret = cw_audit_write(a, "exit", "inv-full", f, &err);
+	cw_error_format(&err, msg, sizeof(msg));
+	printf("# full disk: %d %s\n", ret, msg);
+	if (ret != -ENOSPC)
+		CHILD_FAIL("expecting -ENOSPC");
+	if (!strstr(msg, path) || !strstr(err.text, "No space left"))
+		CHILD_FAIL("the error naming the file");
+	/* The failed record left nothing behind. */
+	if (stat(path, &after) || after.st_size != before.st_size)
+		CHILD_FAIL("the file staying as it was");
+	unlink(fill);
+	if (cw_audit_write(a, "exit", "inv-full", f, &err))
+		CHILD_FAIL("writing after space came back");
+	json_decref(f);
+	cw_audit_close(a);
+	if (cw_audit_verify(path, &n, &err) || n != 2)
+		CHILD_FAIL("verify");
+	if (umount(mnt))
+		CHILD_FAIL("umount");
+	free(fill);
+	free(path);
+	return 0;
+}
+
+static void test_enospc(void **state)
+{
+	char *dir = *state, *mnt = join(dir, "mnt");
+	int status;
+	pid_t pid;
+
+	assert_int_equal(0, mkdir(mnt, 0700));
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int rc = enospc_child(mnt);
+
+		fflush(stdout);
+		_exit(rc);
+	}
+	assert_int_equal(pid, waitpid(pid, &status, 0));
+	assert_true(WIFEXITED(status));
+	free(mnt);
+	if (WEXITSTATUS(status) == CHILD_SKIP)
+		skip();
+	assert_int_equal(0, WEXITSTATUS(status));
+}
+
+static void test_large_record(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	const size_t big_len = 2u << 20;
+	struct cw_error err;
+	struct cw_audit *a;
+	struct lines l;
+	char *big, h[65];
+	uint64_t n = 0;
+	json_t *f, *o;
+	size_t i;
+
+	big = malloc(big_len + 1);
+	assert_non_null(big);
+	for (i = 0; i < big_len; i++)
+		big[i] = (char)('a' + i % 26);
+	big[big_len] = '\0';
+	f = json_pack("{s:s}", "stdout", big);
+	assert_non_null(f);
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 1, "small");
+	assert_int_equal(0, cw_audit_write(a, "exit", "inv-big", f, &err));
+	cw_audit_close(a);
+	/* A fresh handle must find the chain behind a 2 MiB line. */
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 1, "after");
+	cw_audit_close(a);
+
+	lines_read(path, &l);
+	assert_int_equal(3, l.n);
+	assert_true(l.len[1] > big_len);
+	check_chain(&l, 0, 1, "");
+	o = parse_line(&l, 1);
+	assert_string_equal(big, json_string_value(json_object_get(o, "stdout")));
+	json_decref(o);
+	o = parse_line(&l, 2);
+	sha_hex(l.v[1], l.len[1], h);
+	assert_string_equal(h, json_string_value(json_object_get(o, "prev")));
+	json_decref(o);
+	assert_int_equal(0, cw_audit_verify(path, &n, &err));
+	assert_int_equal(3, n);
+	lines_free(&l);
+	json_decref(f);
+	free(big);
+	free(path);
+}
+
+static void test_oversized_record_refused(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	struct cw_error err;
+	struct cw_audit *a;
+	struct stat st;
+	char *huge;
+	json_t *f;
+
+	huge = malloc(CW_AUDIT_MAX_LINE + 1);
+	assert_non_null(huge);
+	memset(huge, 'h', CW_AUDIT_MAX_LINE);
+	huge[CW_AUDIT_MAX_LINE] = '\0';
+	f = json_pack("{s:s}", "stdout", huge);
+	free(huge);
+	assert_non_null(f);
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 1, "x");
+	assert_int_equal(-EMSGSIZE, cw_audit_write(a, "exit", NULL, f, &err));
+	write_n(a, 1, "y");
+	cw_audit_close(a);
+	assert_int_equal(0, stat(path, &st));
+	assert_true(st.st_size < 4096);
+	assert_int_equal(0, cw_audit_verify(path, NULL, &err));
+	json_decref(f);
+	free(path);
+}
+
+#define DIR_TEST(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		DIR_TEST(test_record_fields),
+		DIR_TEST(test_reopen_continues),
+		DIR_TEST(test_reserved_fields_rejected),
+		DIR_TEST(test_modes),
+		DIR_TEST(test_refuses_unsafe_paths),
+		DIR_TEST(test_forked_writers),
+		DIR_TEST(test_threads_share_a_handle),
+		DIR_TEST(test_torn_last_line),
+		DIR_TEST(test_torn_first_write),
+		DIR_TEST(test_steps_over_damaged_lines),
+		DIR_TEST(test_verify_detects_tampering),
+		DIR_TEST(test_enospc),
+		DIR_TEST(test_large_record),
+		DIR_TEST(test_oversized_record_refused),
+	};
+	return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
+}

@@ -1,0 +1,1046 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Audit log writer and verifier (design.md §9).
+ *
+ * Every record is one line appended under an exclusive flock on the log, so
+ * agents sharing the file form a single chain: each line carries the SHA-256
+ * of the line before it. A writer remembers where its own last record ended;
+ * when the file has grown (or shrunk) since, it reads the tail backwards to
+ * pick up the chain from whoever wrote last.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "audit.h"
+
+#define HASH_HEX 64
+#define BLOCK_SIZE (64 * 1024)
+/* Damaged lines (torn writes) a writer steps over before giving up. */
+#define MAX_DAMAGED 16
+#define DUMP_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER)
+
+struct cw_audit {
+	pthread_mutex_t lock;
+	int wfd; /* O_WRONLY | O_APPEND: every record goes through it */
+	int rfd; /* O_RDONLY: reading the tail written by others */
+	char *path;
+	bool tail_known;
+	off_t end; /* file size after this handle's last record */
+	uint64_t seq; /* seq of the last record */
+	char hash[HASH_HEX + 1]; /* SHA-256 hex of the last record */
+	char *block; /* scratch for backwards scans */
+};
+
+/* The chain's tail as found in the file. */
+struct tail {
+	uint64_t seq;
+	char hash[HASH_HEX + 1];
+	bool need_nl; /* the file ends inside a line */
+	unsigned int damaged; /* lines stepped over */
+};
+
+struct rec_info {
+	uint64_t seq;
+	char prev[HASH_HEX + 1];
+	bool torn_before;
+};
+
+static const char *const reserved[] = {
+	"ts", "seq", "type", "invocation", "prev", "torn_before",
+};
+
+static const char *errstr(int e)
+{
+	const char *s = strerrordesc_np(e);
+
+	return s ? s : "unknown error";
+}
+
+static void audit_err(struct cw_error *err, const char *path, int line,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void audit_err(struct cw_error *err, const char *path, int line,
+		      const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	memset(err, 0, sizeof(*err));
+	snprintf(err->source, sizeof(err->source), "%s", path ? path : "");
+	err->line = line;
+	va_start(ap, fmt);
+	vsnprintf(err->text, sizeof(err->text), fmt, ap);
+	va_end(ap);
+}
+
+static int sha256_hex(const void *p, size_t n, char out[HASH_HEX + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	unsigned int i;
+
+	if (!EVP_Digest(p, n, md, &mdlen, EVP_sha256(), NULL) ||
+	    mdlen * 2 != HASH_HEX)
+		return -EIO;
+	for (i = 0; i < mdlen; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 15];
+	}
+	out[HASH_HEX] = '\0';
+	return 0;
+}
+
+static bool is_hash_hex(const char *s)
+{
+	size_t i;
+
+	if (strlen(s) != HASH_HEX)
+		return false;
+	for (i = 0; i < HASH_HEX; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* 0 if buf holds a record as this module writes them, else -EBADMSG. */
+static int parse_record(const char *buf, size_t len, struct rec_info *ri,
+			char *why, size_t whylen)
+{
+	json_error_t jerr;
+	json_t *root, *v;
+	const char *prev;
+	int ret = -EBADMSG;
+
+	memset(ri, 0, sizeof(*ri));
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		snprintf(why, whylen, "not JSON: column %d: %s", jerr.column,
+			 jerr.text);
+		return -EBADMSG;
+	}
+	if (!json_is_object(root)) {
+		snprintf(why, whylen, "not a JSON object");
+		goto out;
+	}
+	if (!json_is_string(json_object_get(root, "ts")) ||
+	    !json_is_string(json_object_get(root, "type"))) {
+		snprintf(why, whylen, "ts or type missing or not a string");
+		goto out;
+	}
+	v = json_object_get(root, "seq");
+	if (!json_is_integer(v) || json_integer_value(v) < 1) {
+		snprintf(why, whylen, "seq missing or not a positive integer");
+		goto out;
+	}
+	ri->seq = (uint64_t)json_integer_value(v);
+	v = json_object_get(root, "prev");
+	prev = json_string_value(v);
+	if (!prev || (prev[0] && !is_hash_hex(prev))) {
+		snprintf(why, whylen,
+			 "prev missing or not \"\" or a SHA-256 in hex");
+		goto out;
+	}
+	memcpy(ri->prev, prev, strlen(prev) + 1);
+	ri->torn_before = json_is_true(json_object_get(root, "torn_before"));
+	ret = 0;
+out:
+	json_decref(root);
+	return ret;
+}
+
+static int pread_all(int fd, void *p, size_t n, off_t at)
+{
+	char *c = p;
+
+	while (n > 0) {
+		ssize_t r = pread(fd, c, n, at);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO; /* shrank under our lock: not a writer of ours */
+		c += r;
+		n -= (size_t)r;
+		at += r;
+	}
+	return 0;
+}
+
+/*
+ * Start of the line whose content ends at offset e (exclusive). Reads
+ * backwards in blocks so memory stays bounded whatever the line length;
+ * -EMSGSIZE when no line start lies within CW_AUDIT_MAX_LINE.
+ */
+static int line_start(struct cw_audit *a, off_t e, off_t *start)
+{
+	off_t lo = e > (off_t)CW_AUDIT_MAX_LINE ? e - CW_AUDIT_MAX_LINE : 0;
+	off_t hi = e;
+
+	while (hi > lo) {
+		size_t n = hi - lo > BLOCK_SIZE ? BLOCK_SIZE : (size_t)(hi - lo);
+		off_t at = hi - (off_t)n;
+		char *nl;
+		int ret = pread_all(a->rfd, a->block, n, at);
+
+		if (ret)
+			return ret;
+		nl = memrchr(a->block, '\n', n);
+		if (nl) {
+			*start = at + (nl - a->block) + 1;
+			return 0;
+		}
+		hi = at;
+	}
+	if (lo > 0)
+		return -EMSGSIZE;
+	*start = 0;
+	return 0;
+}
+
+static void scan_err(struct cw_audit *a, int ret, struct cw_error *err)
+{
+	if (ret == -EMSGSIZE)
+		audit_err(err, a->path, 0,
+			  "a line near the end is longer than %u bytes, so cmdwarden did not write it; move the file aside to start a new log",
+			  CW_AUDIT_MAX_LINE - 1);
+	else
+		audit_err(err, a->path, 0, "reading the last record failed: %s",
+			  errstr(-ret));
+}
+
+/* Finds the last intact record before offset size; called under the flock. */
+static int find_tail(struct cw_audit *a, off_t size, struct tail *t,
+		     struct cw_error *err)
+{
+	struct rec_info ri;
+	char why[256];
+	char *line = NULL;
+	off_t end = size, start;
+	size_t len;
+	int ret = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (size == 0)
+		goto out;
+	ret = pread_all(a->rfd, a->block, 1, size - 1);
+	if (ret) {
+		scan_err(a, ret, err);
+		goto out;
+	}
+	if (a->block[0] != '\n') {
+		/* A torn write: never chain onto it. */
+		t->need_nl = true;
+		t->damaged = 1;
+		ret = line_start(a, size, &end);
+		if (ret) {
+			scan_err(a, ret, err);
+			goto out;
+		}
+	}
+	/* end is 0 or just past the '\n' of the line to look at. */
+	while (end > 0) {
+		ret = line_start(a, end - 1, &start);
+		if (ret) {
+			scan_err(a, ret, err);
+			goto out;
+		}
+		len = (size_t)(end - 1 - start);
+		free(line);
+		line = malloc(len ? len : 1);
+		if (!line) {
+			ret = -ENOMEM;
+			audit_err(err, a->path, 0,
+				  "no memory to read the last record");
+			goto out;
+		}
+		ret = pread_all(a->rfd, line, len, start);
+		if (ret) {
+			scan_err(a, ret, err);
+			goto out;
+		}
+		if (!parse_record(line, len, &ri, why, sizeof(why))) {
+			ret = sha256_hex(line, len, t->hash);
+			if (ret) {
+				audit_err(err, a->path, 0, "SHA-256 failed");
+				goto out;
+			}
+			t->seq = ri.seq;
+			goto out;
+		}
+		if (++t->damaged > MAX_DAMAGED) {
+			ret = -EBADMSG;
+			audit_err(err, a->path, 0,
+				  "the last %d lines are not records (%s); run 'cmdwarden audit verify' and move the file aside to start a new log",
+				  MAX_DAMAGED, why);
+			goto out;
+		}
+		end = start;
+	}
+	/* Nothing intact is left: a new chain, still flagged torn_before. */
+out:
+	free(line);
+	return ret;
+}
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Directory part of path: "." for a bare name, "/" for "/x". */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+/* Creates the missing directories above path with 0700, each one durable. */
+static int make_parents(const char *path, struct cw_error *err)
+{
+	char *dir = dir_of(path);
+	char *p, *parent = NULL;
+	struct stat st;
+	int ret = 0;
+
+	if (!dir) {
+		ret = -ENOMEM;
+		audit_err(err, path, 0, "no memory");
+		goto out;
+	}
+	if (!stat(dir, &st))
+		goto out;
+	for (p = dir + 1;; p++) {
+		bool last = *p == '\0';
+
+		if (*p != '/' && !last)
+			continue;
+		*p = '\0';
+		if (!mkdir(dir, 0700)) {
+			free(parent);
+			parent = dir_of(dir);
+			ret = parent ? fsync_dir(parent) : -ENOMEM;
+			if (ret) {
+				audit_err(err, path, 0,
+					  "syncing the directory above %s failed: %s",
+					  dir, errstr(-ret));
+				goto out;
+			}
+		} else if (errno != EEXIST) {
+			ret = -errno;
+			audit_err(err, path, 0,
+				  "creating directory %s failed: %s", dir,
+				  errstr(-ret));
+			goto out;
+		}
+		if (last)
+			break;
+		*p = '/';
+	}
+out:
+	free(parent);
+	free(dir);
+	return ret;
+}
+
+/* Opens the log for appending; *created tells whether this call made it. */
+static int open_log(const char *path, bool *created, struct cw_error *err)
+{
+	const int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY;
+	int fd = -1, tries;
+
+	*created = false;
+	/* O_EXCL tells creation apart; retry if the file comes and goes. */
+	for (tries = 0; tries < 3; tries++) {
+		fd = open(path, flags | O_CREAT | O_EXCL, 0600);
+		if (fd >= 0) {
+			*created = true;
+			return fd;
+		}
+		if (errno != EEXIST)
+			break;
+		/* O_NONBLOCK: a FIFO without a reader must not hang us. */
+		fd = open(path, flags | O_NONBLOCK);
+		if (fd >= 0 || errno != ENOENT)
+			break;
+	}
+	if (fd >= 0)
+		return fd;
+	fd = -errno;
+	if (fd == -EISDIR)
+		audit_err(err, path, 0,
+			  "is a directory, not a regular file; give a file path such as %s/audit.jsonl",
+			  path);
+	else if (fd == -ENXIO)
+		audit_err(err, path, 0,
+			  "is not a regular file (a FIFO or socket); give the path of a regular file");
+	else
+		audit_err(err, path, 0, "opening the audit log failed: %s",
+			  errstr(-fd));
+	return fd;
+}
+
+struct cw_audit *cw_audit_open(const char *path, struct cw_error *err)
+{
+	struct cw_audit *a = NULL;
+	bool created = false, mutex_ok = false;
+	struct stat st, rst;
+	char *dir = NULL;
+	int ret, fl;
+
+	if (!path || !*path) {
+		ret = -EINVAL;
+		audit_err(err, "", 0, "no audit log path given");
+		goto out;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		ret = -ENOMEM;
+		audit_err(err, path, 0, "no memory");
+		goto out;
+	}
+	a->wfd = -1;
+	a->rfd = -1;
+	a->path = strdup(path);
+	a->block = malloc(BLOCK_SIZE);
+	if (!a->path || !a->block) {
+		ret = -ENOMEM;
+		audit_err(err, path, 0, "no memory");
+		goto out;
+	}
+	ret = -pthread_mutex_init(&a->lock, NULL);
+	if (ret) {
+		audit_err(err, path, 0, "pthread_mutex_init failed: %s",
+			  errstr(-ret));
+		goto out;
+	}
+	mutex_ok = true;
+	ret = make_parents(path, err);
+	if (ret)
+		goto out;
+	ret = open_log(path, &created, err);
+	if (ret < 0)
+		goto out;
+	a->wfd = ret;
+	ret = 0;
+	if (fstat(a->wfd, &st)) {
+		ret = -errno;
+		audit_err(err, path, 0, "fstat failed: %s", errstr(-ret));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		audit_err(err, path, 0,
+			  "is not a regular file; give the path of a regular file");
+		goto out;
+	}
+	fl = fcntl(a->wfd, F_GETFL);
+	if (fl < 0 || fcntl(a->wfd, F_SETFL, fl & ~O_NONBLOCK)) {
+		ret = -errno;
+		audit_err(err, path, 0, "fcntl failed: %s", errstr(-ret));
+		goto out;
+	}
+	if (created) {
+		/* The umask must not decide who can read the log. */
+		if (fchmod(a->wfd, 0600)) {
+			ret = -errno;
+			audit_err(err, path, 0, "fchmod 0600 failed: %s",
+				  errstr(-ret));
+			goto out;
+		}
+	} else if (st.st_mode & 077) {
+		ret = -EPERM;
+		audit_err(err, path, 0,
+			  "mode %04o grants group/other access to the audit log; run 'chmod 600 %s' (and check who read it)",
+			  (unsigned int)(st.st_mode & 07777), path);
+		goto out;
+	} else if (st.st_uid != geteuid()) {
+		/* Its owner could rewrite the log behind our back. */
+		ret = -EPERM;
+		audit_err(err, path, 0,
+			  "owned by uid %u, not by this process (uid %u); run 'chown %u %s' or move it aside",
+			  (unsigned int)st.st_uid, (unsigned int)geteuid(),
+			  (unsigned int)geteuid(), path);
+		goto out;
+	}
+	a->rfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (a->rfd < 0) {
+		ret = -errno;
+		audit_err(err, path, 0, "opening for reading failed: %s",
+			  errstr(-ret));
+		goto out;
+	}
+	if (fstat(a->rfd, &rst) || rst.st_dev != st.st_dev ||
+	    rst.st_ino != st.st_ino) {
+		ret = -ESTALE;
+		audit_err(err, path, 0,
+			  "the file was replaced while being opened; try again");
+		goto out;
+	}
+	if (created) {
+		dir = dir_of(path);
+		ret = dir ? fsync_dir(dir) : -ENOMEM;
+		if (ret) {
+			audit_err(err, path, 0,
+				  "syncing its directory failed: %s",
+				  errstr(-ret));
+			goto out;
+		}
+	}
+out:
+	free(dir);
+	if (ret && a) {
+		if (a->rfd >= 0)
+			close(a->rfd);
+		if (a->wfd >= 0)
+			close(a->wfd);
+		if (mutex_ok)
+			pthread_mutex_destroy(&a->lock);
+		free(a->block);
+		free(a->path);
+		free(a);
+	}
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
+	return a;
+}
+
+void cw_audit_close(struct cw_audit *a)
+{
+	if (!a)
+		return;
+	close(a->rfd);
+	close(a->wfd);
+	pthread_mutex_destroy(&a->lock);
+	free(a->block);
+	free(a->path);
+	free(a);
+}
+
+const char *cw_audit_path(const struct cw_audit *a)
+{
+	return a ? a->path : NULL;
+}
+
+static int lock_file(int fd, int op)
+{
+	while (flock(fd, op)) {
+		if (errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Appends "inner" of a JSON object text ({...}) to b, dropping the braces. */
+static int append_inner(struct cw_buf *b, const char *obj)
+{
+	size_t n = strlen(obj);
+
+	return cw_buf_append(b, obj + 1, n - 2);
+}
+
+/* The record's middle: type, invocation and the caller's fields. */
+static int build_middle(const char *path, const char *type,
+			const char *invocation, json_t *fields,
+			struct cw_buf *mid, struct cw_error *err)
+{
+	json_t *head = json_object();
+	char *head_s = NULL, *body_s = NULL;
+	int ret = -ENOMEM;
+
+	if (!head) {
+		audit_err(err, path, 0, "no memory");
+		goto out;
+	}
+	if (json_object_set_new(head, "type", json_string(type))) {
+		ret = -EINVAL;
+		audit_err(err, path, 0, "record type is not valid UTF-8");
+		goto out;
+	}
+	if (invocation &&
+	    json_object_set_new(head, "invocation", json_string(invocation))) {
+		ret = -EINVAL;
+		audit_err(err, path, 0, "invocation id is not valid UTF-8");
+		goto out;
+	}
+	head_s = json_dumps(head, DUMP_FLAGS);
+	if (!head_s) {
+		audit_err(err, path, 0, "no memory to serialize the record");
+		goto out;
+	}
+	if (fields && json_object_size(fields)) {
+		body_s = json_dumps(fields, DUMP_FLAGS);
+		if (!body_s) {
+			ret = -EINVAL;
+			audit_err(err, path, 0,
+				  "record fields cannot be serialized");
+			goto out;
+		}
+	}
+	if (append_inner(mid, head_s) ||
+	    (body_s && (cw_buf_append(mid, ",", 1) ||
+			append_inner(mid, body_s)))) {
+		audit_err(err, path, 0, "no memory to build the record");
+		goto out;
+	}
+	ret = 0;
+out:
+	free(body_s);
+	free(head_s);
+	json_decref(head);
+	return ret;
+}
+
+/* Removes a failed append so no half record stays in the file. */
+static void undo_append(struct cw_audit *a, off_t size)
+{
+	if (!ftruncate(a->wfd, size))
+		fdatasync(a->wfd);
+}
+
+/* Called with a->lock held. */
+static int append_record(struct cw_audit *a, const struct cw_buf *mid,
+			 struct cw_error *err)
+{
+	char ts[40], head[96], trailer[128], hash[HASH_HEX + 1];
+	struct cw_buf line = { 0 };
+	struct stat st;
+	struct tail t;
+	size_t skip;
+	uint64_t seq;
+	int ret;
+
+	ret = lock_file(a->wfd, LOCK_EX);
+	if (ret) {
+		audit_err(err, a->path, 0, "flock failed: %s", errstr(-ret));
+		return ret;
+	}
+	if (fstat(a->wfd, &st)) {
+		ret = -errno;
+		audit_err(err, a->path, 0, "fstat failed: %s", errstr(-ret));
+		goto out;
+	}
+	if (st.st_nlink == 0) {
+		ret = -ENOENT;
+		audit_err(err, a->path, 0,
+			  "the audit log was deleted while open; restart to create a new one");
+		goto out;
+	}
+	if (a->tail_known && st.st_size == a->end) {
+		memset(&t, 0, sizeof(t));
+		t.seq = a->seq;
+		memcpy(t.hash, a->hash, sizeof(t.hash));
+	} else {
+		ret = find_tail(a, st.st_size, &t, err);
+		if (ret)
+			goto out;
+	}
+	if (t.seq >= (uint64_t)INT64_MAX) {
+		ret = -EOVERFLOW;
+		audit_err(err, a->path, 0, "seq would overflow");
+		goto out;
+	}
+	seq = t.seq + 1;
+	cw_format_ts(cw_now_us(), ts, sizeof(ts));
+	snprintf(head, sizeof(head), "{\"ts\":\"%s\",\"seq\":%" PRIu64 ",", ts,
+		 seq);
+	snprintf(trailer, sizeof(trailer), "%s,\"prev\":\"%s\"}",
+		 t.damaged ? ",\"torn_before\":true" : "", t.hash);
+	skip = t.need_nl ? 1 : 0;
+	/* A torn line gets its own newline so it stands alone. */
+	if ((skip && cw_buf_append(&line, "\n", 1)) ||
+	    cw_buf_append(&line, head, strlen(head)) ||
+	    cw_buf_append(&line, mid->data, mid->len) ||
+	    cw_buf_append(&line, trailer, strlen(trailer))) {
+		ret = -ENOMEM;
+		audit_err(err, a->path, 0, "no memory to build the record");
+		goto out;
+	}
+	if (line.len - skip >= CW_AUDIT_MAX_LINE) {
+		ret = -EMSGSIZE;
+		audit_err(err, a->path, 0,
+			  "record of %zu bytes exceeds the %u byte line limit",
+			  line.len - skip, CW_AUDIT_MAX_LINE - 1);
+		goto out;
+	}
+	ret = sha256_hex(line.data + skip, line.len - skip, hash);
+	if (ret) {
+		audit_err(err, a->path, 0, "SHA-256 failed");
+		goto out;
+	}
+	ret = cw_buf_append(&line, "\n", 1);
+	if (ret) {
+		audit_err(err, a->path, 0, "no memory to build the record");
+		goto out;
+	}
+	/* One write() under the lock: O_APPEND plus flock keep it whole. */
+	ret = cw_write_all(a->wfd, line.data, line.len);
+	if (ret) {
+		audit_err(err, a->path, 0, "writing record seq %" PRIu64
+			  " failed: %s", seq, errstr(-ret));
+		undo_append(a, st.st_size);
+		goto out;
+	}
+	if (fdatasync(a->wfd)) {
+		ret = -errno;
+		audit_err(err, a->path, 0, "fdatasync of record seq %" PRIu64
+			  " failed: %s", seq, errstr(-ret));
+		undo_append(a, st.st_size);
+		goto out;
+	}
+	a->end = st.st_size + (off_t)line.len;
+	a->seq = seq;
+	memcpy(a->hash, hash, sizeof(a->hash));
+	a->tail_known = true;
+out:
+	if (ret)
+		a->tail_known = false;
+	lock_file(a->wfd, LOCK_UN);
+	cw_buf_free(&line);
+	return ret;
+}
+
+int cw_audit_write(struct cw_audit *a, const char *type,
+		   const char *invocation, json_t *fields,
+		   struct cw_error *err)
+{
+	struct cw_buf mid = { 0 };
+	size_t i;
+	int ret;
+
+	if (!a || !type || !*type) {
+		ret = -EINVAL;
+		audit_err(err, a ? a->path : "", 0,
+			  "audit record needs a log and a type");
+		goto out;
+	}
+	if (fields && !json_is_object(fields)) {
+		ret = -EINVAL;
+		audit_err(err, a->path, 0,
+			  "record fields must be a JSON object");
+		goto out;
+	}
+	for (i = 0; fields && i < CW_ARRAY_SIZE(reserved); i++) {
+		if (json_object_get(fields, reserved[i])) {
+			ret = -EINVAL;
+			audit_err(err, a->path, 0,
+				  "record field \"%s\" is reserved for the audit log itself",
+				  reserved[i]);
+			goto out;
+		}
+	}
+	ret = build_middle(a->path, type, invocation, fields, &mid, err);
+	if (ret)
+		goto out;
+	/* Refuse before taking any lock what can never fit. */
+	if (mid.len >= CW_AUDIT_MAX_LINE) {
+		ret = -EMSGSIZE;
+		audit_err(err, a->path, 0,
+			  "record of over %zu bytes exceeds the %u byte line limit",
+			  mid.len, CW_AUDIT_MAX_LINE - 1);
+		goto out;
+	}
+	ret = -pthread_mutex_lock(&a->lock);
+	if (ret) {
+		audit_err(err, a->path, 0, "pthread_mutex_lock failed: %s",
+			  errstr(-ret));
+		goto out;
+	}
+	ret = append_record(a, &mid, err);
+	pthread_mutex_unlock(&a->lock);
+out:
+	cw_buf_free(&mid);
+	return ret;
+}
+
+/* Verifier: a forward reader of complete lines, bounded per line. */
+struct line_reader {
+	int fd;
+	off_t left; /* bytes of the snapshot not read yet */
+	char *blk;
+	size_t pos;
+	size_t n;
+};
+
+/*
+ * 1 with the next line in *line (without its '\n'; *nl says whether it had
+ * one), 0 at the end, -EMSGSIZE for a line over the limit, else -errno.
+ */
+static int read_line(struct line_reader *r, struct cw_buf *line, bool *nl)
+{
+	bool any = false;
+
+	line->len = 0;
+	*nl = false;
+	for (;;) {
+		char *p;
+		size_t take;
+
+		if (r->pos == r->n) {
+			size_t want = r->left > BLOCK_SIZE ? BLOCK_SIZE :
+							     (size_t)r->left;
+			ssize_t got;
+
+			if (!want)
+				return any ? 1 : 0;
+			got = read(r->fd, r->blk, want);
+			if (got < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			if (got == 0) {
+				r->left = 0; /* truncated meanwhile */
+				continue;
+			}
+			r->pos = 0;
+			r->n = (size_t)got;
+			r->left -= got;
+		}
+		any = true;
+		p = memchr(r->blk + r->pos, '\n', r->n - r->pos);
+		take = p ? (size_t)(p - (r->blk + r->pos)) : r->n - r->pos;
+		if (line->len + take >= CW_AUDIT_MAX_LINE)
+			return -EMSGSIZE;
+		if (cw_buf_append(line, r->blk + r->pos, take))
+			return -ENOMEM;
+		r->pos += take;
+		if (p) {
+			r->pos++;
+			*nl = true;
+			return 1;
+		}
+	}
+}
+
+struct verify_state {
+	const char *path;
+	struct cw_error *err;
+	unsigned long torn_at; /* first torn line stepped over, 0 if none */
+	unsigned long torn_next; /* the record that stepped over it */
+};
+
+static int verify_fail(struct verify_state *vs, unsigned long line,
+		       const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int verify_fail(struct verify_state *vs, unsigned long line,
+		       const char *fmt, ...)
+{
+	char text[sizeof(vs->err->text)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (vs->torn_at && vs->torn_at < line)
+		audit_err(vs->err, vs->path, (int)line,
+			  "%s (line %lu is also torn)", text, vs->torn_at);
+	else
+		audit_err(vs->err, vs->path, (int)line, "%s", text);
+	return -EBADMSG;
+}
+
+int cw_audit_verify(const char *path, uint64_t *nrecords,
+		    struct cw_error *err)
+{
+	struct verify_state vs = { .path = path, .err = err };
+	struct line_reader r = { .fd = -1 };
+	struct cw_buf line = { 0 };
+	char prev_hash[HASH_HEX + 1] = "", hash[HASH_HEX + 1];
+	char why[256] = "", dwhy[256] = "";
+	unsigned long lineno = 0, damaged_at = 0;
+	unsigned int damaged_n = 0;
+	uint64_t expected = 1, good = 0;
+	struct rec_info ri, next;
+	struct stat st;
+	bool nl;
+	int ret;
+
+	if (!path || !*path) {
+		ret = -EINVAL;
+		audit_err(err, "", 0, "no audit log path given");
+		goto out;
+	}
+	r.fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (r.fd < 0) {
+		ret = -errno;
+		audit_err(err, path, 0, "opening the audit log failed: %s",
+			  errstr(-ret));
+		goto out;
+	}
+	/* The size taken under a shared lock ends on a record boundary. */
+	ret = lock_file(r.fd, LOCK_SH);
+	if (!ret) {
+		if (fstat(r.fd, &st))
+			ret = -errno;
+		lock_file(r.fd, LOCK_UN);
+	}
+	if (ret) {
+		audit_err(err, path, 0, "locking or fstat failed: %s",
+			  errstr(-ret));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		audit_err(err, path, 0, "is not a regular file");
+		goto out;
+	}
+	r.left = st.st_size;
+	r.blk = malloc(BLOCK_SIZE);
+	if (!r.blk) {
+		ret = -ENOMEM;
+		audit_err(err, path, 0, "no memory");
+		goto out;
+	}
+	for (;;) {
+		ret = read_line(&r, &line, &nl);
+		if (ret == 0)
+			break;
+		lineno++;
+		if (ret == -EMSGSIZE) {
+			ret = verify_fail(&vs, lineno,
+					  "line longer than %u bytes: not a record",
+					  CW_AUDIT_MAX_LINE - 1);
+			goto out;
+		}
+		if (ret < 0) {
+			audit_err(err, path, (int)lineno, "reading failed: %s",
+				  errstr(-ret));
+			goto out;
+		}
+		if (!nl) {
+			if (!damaged_at)
+				ret = verify_fail(&vs, lineno,
+						  "torn last line: no newline at the end, a write was cut short");
+			else
+				ret = verify_fail(&vs, damaged_at,
+						  "torn: a write was cut short here, and the last line (%lu) is torn too",
+						  lineno);
+			goto out;
+		}
+		if (parse_record(line.data, line.len, &ri, why, sizeof(why))) {
+			if (!damaged_at) {
+				damaged_at = lineno;
+				memcpy(dwhy, why, sizeof(dwhy));
+			}
+			if (++damaged_n > MAX_DAMAGED) {
+				ret = verify_fail(&vs, damaged_at,
+						  "not a record (%s): edited or corrupted",
+						  dwhy);
+				goto out;
+			}
+			continue;
+		}
+		ret = sha256_hex(line.data, line.len, hash);
+		if (ret) {
+			audit_err(err, path, (int)lineno, "SHA-256 failed");
+			goto out;
+		}
+		if (damaged_at) {
+			/* Damage the writer stepped over is a torn write. */
+			if (!ri.torn_before || ri.seq != expected ||
+			    strcmp(ri.prev, prev_hash)) {
+				ret = verify_fail(&vs, damaged_at,
+						  "not a record (%s): edited or corrupted",
+						  dwhy);
+				goto out;
+			}
+			if (!vs.torn_at) {
+				vs.torn_at = damaged_at;
+				vs.torn_next = lineno;
+			}
+			damaged_at = 0;
+			damaged_n = 0;
+		} else if (strcmp(ri.prev, prev_hash)) {
+			if (ri.seq == expected && lineno == 1) {
+				ret = verify_fail(&vs, lineno,
+						  "edited: the first record must have prev \"\"");
+			} else if (ri.seq == expected) {
+				ret = verify_fail(&vs, lineno - 1,
+						  "edited: its SHA-256 does not match the prev recorded on line %lu",
+						  lineno);
+			} else if (ri.seq > expected) {
+				bool peeked = read_line(&r, &line, &nl) == 1 &&
+					      nl &&
+					      !parse_record(line.data, line.len,
+							    &next, why,
+							    sizeof(why));
+
+				if (peeked && next.seq == expected)
+					ret = verify_fail(&vs, lineno,
+							  "out of order: seq %" PRIu64 " comes before seq %" PRIu64 " (line %lu)",
+							  ri.seq, expected,
+							  lineno + 1);
+				else
+					ret = verify_fail(&vs, lineno,
+							  "missing: expected seq %" PRIu64 ", found %" PRIu64 "; the records between were removed",
+							  expected, ri.seq);
+			} else {
+				ret = verify_fail(&vs, lineno,
+						  "out of order or duplicated: seq %" PRIu64 " after seq %" PRIu64,
+						  ri.seq, expected - 1);
+			}
+			goto out;
+		} else if (ri.seq != expected) {
+			ret = verify_fail(&vs, lineno,
+					  "edited: seq is %" PRIu64 ", expected %" PRIu64 ", yet prev links it to the line before",
+					  ri.seq, expected);
+			goto out;
+		}
+		expected = ri.seq + 1;
+		memcpy(prev_hash, hash, sizeof(prev_hash));
+		good++;
+	}
+	if (damaged_at) {
+		ret = verify_fail(&vs, damaged_at,
+				  "not a record (%s): edited or corrupted", dwhy);
+		goto out;
+	}
+	if (vs.torn_at) {
+		ret = -EBADMSG;
+		audit_err(err, path, (int)vs.torn_at,
+			  "torn: a write was cut short here; line %lu notes torn_before and the chain continues intact around it",
+			  vs.torn_next);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (nrecords)
+		*nrecords = good;
+	free(r.blk);
+	if (r.fd >= 0)
+		close(r.fd);
+	cw_buf_free(&line);
+	return ret;
+}
