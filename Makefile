@@ -5,7 +5,7 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 BUILD    ?= build
 CC       ?= gcc
-PKGS     := jansson libseccomp sqlite3 libcrypto
+PKGS     := jansson libseccomp sqlite3 libsodium
 WERROR   ?= -Werror
 
 CFLAGS   ?= -O2 -g
@@ -69,7 +69,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(ASAN_OBJS) $(AGENT_LIB_ASAN) tests/unit/unit.
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -iquote tests/unit $< \
-		$(ASAN_OBJS) $(AGENT_LIB_ASAN) -o $@ $(LDLIBS) -lcmocka
+		$(ASAN_OBJS) $(AGENT_LIB_ASAN) -o $@ $(LDLIBS) -lcmocka -lcrypto
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIB_OBJS) $(filter-out $(BUILD)/obj/agent/main.o,$(AGENT_OBJS))
 	$(call msg,CC-BENCH,$@)

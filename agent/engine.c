@@ -359,9 +359,11 @@ static int parse_run_args(const struct cw_sandbox *sb, json_t *args,
 }
 
 static int audit(struct cw_engine *e, struct cw_call_result *r,
-		 const char *type, json_t *fields, struct cw_error *err)
+		 const char *type, json_t *fields, unsigned flags,
+		 struct cw_error *err)
 {
-	int ret = cw_audit_write(e->audit, type, r->invocation, fields, err);
+	int ret = cw_audit_write_flags(e->audit, type, r->invocation, fields,
+				       flags, err);
 
 	json_decref(fields);
 	if (!ret)
@@ -406,7 +408,6 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		    struct cw_call_result *r)
 {
 	const struct cw_sandbox *sb = cw_policy_sandbox(e->policy);
-	struct cw_counter_view view = cw_rate_view(e->rates);
 	struct run_args ra = { 0 };
 	struct cw_spawn_opts so = { 0 };
 	struct launched launched = { 0 };
@@ -429,7 +430,9 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		invalid = true;
 
 	if (!invalid) {
-		ret = cw_decide(e->policy, call, &view, now, &r->verdict);
+		/* No counter view: the reservation below checks the limits
+		 * and records the call in one transaction. */
+		ret = cw_decide(e->policy, call, NULL, now, &r->verdict);
 		if (ret < 0) {
 			r->verdict.kind = CW_VERDICT_DENY;
 			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
@@ -488,7 +491,11 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		json_object_set_new(rec, "retry_after_ms",
 				    json_integer(r->verdict.retry_after_us /
 						 1000));
-	if (!rec || audit(e, r, "decision", rec, &err) < 0) {
+	/* An allowed run_command has launch and exit records to come: the
+	 * exit record's sync makes all three durable before the answer. */
+	if (!rec || audit(e, r, "decision", rec,
+			  reserved && is_run ? CW_AUDIT_DEFER_SYNC : 0,
+			  &err) < 0) {
 		if (!rec)
 			cw_error_set(&err, "out of memory");
 		if (reserved)
@@ -520,7 +527,7 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 			(json_int_t)ra.timeout_ms, "layers",
 			cw_engine_layers(), "seccomp_profile",
 			sb->seccomp.profile);
-	if (!rec || audit(e, r, "launch", rec, &err) < 0) {
+	if (!rec || audit(e, r, "launch", rec, CW_AUDIT_DEFER_SYNC, &err) < 0) {
 		if (!rec)
 			cw_error_set(&err, "out of memory");
 		cw_rate_release(e->rates, r->invocation, NULL);
@@ -547,7 +554,7 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		fail(r, "could not launch the command", &err);
 		audit(e, r, "exit",
 		      json_pack("{s:s, s:b}", "error", err.text, "launched", 0),
-		      &aerr);
+		      0, &aerr);
 		goto out;
 	}
 	rec = json_pack("{s:i, s:I, s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:b, s:b}",
@@ -560,7 +567,7 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 			"stderr_bytes", (json_int_t)r->run.err_total,
 			"truncated", r->run.truncated, "timed_out",
 			r->run.timed_out);
-	if (!rec || audit(e, r, "exit", rec, &err) < 0) {
+	if (!rec || audit(e, r, "exit", rec, 0, &err) < 0) {
 		if (!rec)
 			cw_error_set(&err, "out of memory");
 		/* The caller must not see a result the audit does not hold. */

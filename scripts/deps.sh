@@ -7,7 +7,7 @@ set -euo pipefail
 
 PKGS=(
 	build-essential pkg-config make gcc
-	libjansson-dev libseccomp-dev libsqlite3-dev libssl-dev libbpf-dev
+	libjansson-dev libseccomp-dev libsqlite3-dev libsodium-dev libssl-dev libbpf-dev
 	libcmocka-dev libmicrohttpd-dev
 	clang llvm bpftool
 	bats bats-assert bats-support

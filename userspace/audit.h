@@ -39,6 +39,16 @@ int cw_audit_write(struct cw_audit *a, const char *type,
 		   const char *invocation, json_t *fields,
 		   struct cw_error *err);
 
+/* The record is written (visible to readers, kept if the agent crashes)
+ * but its fdatasync is left to the next synced write of the same log, which
+ * makes every record before it durable at once. For records that must be on
+ * disk only before a result is returned, with a synced record still due. */
+#define CW_AUDIT_DEFER_SYNC 0x1u
+
+int cw_audit_write_flags(struct cw_audit *a, const char *type,
+			 const char *invocation, json_t *fields,
+			 unsigned flags, struct cw_error *err);
+
 const char *cw_audit_path(const struct cw_audit *a);
 
 /* Checks a whole log: every line a record, seq rising by 1 from 1, prev the

@@ -32,14 +32,17 @@ static char *regex_policy(int n)
 	char item[256];
 	int i;
 
-	cw_buf_append(&b, "{\"version\":\"1\",\"default\":\"deny\",\"tools\":{\"run_command\":{\"deny_if\":[", 70);
+	static const char head[] = "{\"version\":\"1\",\"default\":\"deny\",\"tools\":{\"run_command\":{\"deny_if\":[";
+	static const char tail[] = "],\"limits\":[{\"counter\":\"run_command_rate\",\"window\":\"minute\",\"max\":10,\"scope\":\"grant\"}]}}}";
+
+	cw_buf_append(&b, head, strlen(head));
 	for (i = 0; i < n; i++) {
 		int len = snprintf(item, sizeof(item),
 				   "%s{\"path\":\"args.command\",\"op\":\"regex\",\"value\":\"(^|[;&| ])forbidden%d([ ;&|]|$)\"}",
 				   i ? "," : "", i);
 		cw_buf_append(&b, item, (size_t)len);
 	}
-	cw_buf_append(&b, "],\"limits\":[{\"counter\":\"run_command_rate\",\"window\":\"minute\",\"max\":10,\"scope\":\"grant\"}]}}}", 94);
+	cw_buf_append(&b, tail, strlen(tail));
 	return b.data;
 }
 

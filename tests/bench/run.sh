@@ -15,7 +15,7 @@ echo "== tools/call run_command \"true\" over stdio vs bare fork+exec of bash -c
 echo "   (policy tests/bench/bench.json: the seed policy with a limit high enough not to refuse)"
 "$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state" "$work/audit.jsonl" "$N" | tee "$work/lat"
 
-get() { awk -v k="$1" '$1 == k { print $2 }' "$work"/*; }
+get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat"; }
 ratio=$(awk -v a="$(get agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 echo
 echo "== summary"

@@ -129,3 +129,11 @@ setup() {
 	printf '%s\r\n\r\n\n%s\r\n' "$INIT" '{"jsonrpc":"2.0","id":50,"method":"ping"}' | serve
 	assert_equal "$(resp 50 | jq -c .result)" '{}'
 }
+
+@test "deeply nested JSON is refused, not recursed into" {
+	deep=$(python3 -c "print('{\"jsonrpc\":\"2.0\",\"id\":60,\"method\":\"ping\",\"params\":{\"a\":' + '['*200000 + ']'*200000 + '}}')")
+	mcp -- "$deep" '{"jsonrpc":"2.0","id":61,"method":"ping"}'
+	run jq -r 'select(.error.code == -32700) | .error.message' "$T/out"
+	assert_output --partial 'maximum parsing depth'
+	assert_equal "$(resp 61 | jq -c .result)" '{}'
+}

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The seccomp filter. The default profile allows everything except the
+ * groups below, which are answered with EPERM (clone3 with ENOSYS). Calls
+ * from any other architecture than the native one, x32 on x86_64 and
+ * int 0x80 from a 64-bit process included, kill the process.
+ *
+ * The filter is compiled with libseccomp once and kept as a classic BPF
+ * program, so that installing it in a freshly forked child is one syscall
+ * and touches neither the heap nor any lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <seccomp.h>
+
+#include "seccomp.h"
+
+#define SYSCALLS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/*
+ * The one list of what the default profile denies; `cmdwarden
+ * seccomp-profile` prints it. Two names are special-cased by the builder:
+ * clone is refused only when its flags ask for a new namespace, and clone3
+ * answers ENOSYS (see the "namespaces" reason).
+ */
+const struct cw_seccomp_group cw_seccomp_groups[] = {
+	{
+		.name = "ptrace",
+		.reason = "reads and writes the memory, registers and "
+			  "descriptors of other processes, the agent's included",
+		.syscalls = SYSCALLS("ptrace", "process_vm_readv",
+				     "process_vm_writev", "pidfd_getfd"),
+	},
+	{
+		.name = "bpf",
+		.reason = "loads programs into the kernel, can detach the "
+			  "agent's own enforcement programs and observe other "
+			  "processes and the kernel",
+		.syscalls = SYSCALLS("bpf", "perf_event_open"),
+	},
+	{
+		.name = "kernel_modules",
+		.reason = "loads or unloads kernel code, or replaces the "
+			  "running kernel",
+		.syscalls = SYSCALLS("init_module", "finit_module",
+				     "delete_module", "kexec_load",
+				     "kexec_file_load"),
+	},
+	{
+		.name = "mount",
+		.reason = "changes what a path names: can hide or replace the "
+			  "files that path-based rules protect, or leave a "
+			  "changed root",
+		.syscalls = SYSCALLS("mount", "umount2", "pivot_root",
+				     "move_mount", "fsopen", "fsconfig",
+				     "fsmount", "fspick", "open_tree",
+				     "mount_setattr", "chroot"),
+	},
+	{
+		.name = "namespaces",
+		.reason = "a new namespace escapes the sandbox's view of users, "
+			  "mounts and network and opens kernel attack surface; "
+			  "clone is refused only with a CLONE_NEW* flag, and "
+			  "clone3 answers ENOSYS (its flags sit behind a pointer "
+			  "the filter cannot read) so libc falls back to clone",
+		.syscalls = SYSCALLS("unshare", "setns", "clone", "clone3"),
+	},
+	{
+		.name = "keyring",
+		.reason = "kernel keyrings are shared beyond the sandbox and "
+			  "hold other users' and the system's secrets",
+		.syscalls = SYSCALLS("keyctl", "add_key", "request_key"),
+	},
+	{
+		.name = "io_uring",
+		.reason = "performs I/O on the kernel's side, out of reach of "
+			  "this filter",
+		.syscalls = SYSCALLS("io_uring_setup", "io_uring_enter",
+				     "io_uring_register"),
+	},
+	{
+		.name = "userfaultfd",
+		.reason = "stalls kernel page faults at chosen points, the "
+			  "usual tool for winning kernel races",
+		.syscalls = SYSCALLS("userfaultfd"),
+	},
+	{
+		.name = "swap",
+		.reason = "changes the machine's swap devices",
+		.syscalls = SYSCALLS("swapon", "swapoff"),
+	},
+	{
+		.name = "reboot",
+		.reason = "reboots or halts the machine",
+		.syscalls = SYSCALLS("reboot"),
+	},
+	{
+		.name = "clock",
+		.reason = "sets the system clock, which every timestamp, "
+			  "timeout and certificate check relies on; adjtimex "
+			  "and clock_adjtime are denied whole, reads included, "
+			  "because the mode sits in a struct the filter cannot "
+			  "read",
+		.syscalls = SYSCALLS("settimeofday", "clock_settime",
+				     "clock_adjtime", "adjtimex"),
+	},
+	{
+		.name = "accounting",
+		.reason = "switches process accounting or changes disk quotas "
+			  "for the whole machine",
+		.syscalls = SYSCALLS("acct", "quotactl", "quotactl_fd"),
+	},
+	{
+		.name = "handles",
+		.reason = "opens files by handle, bypassing path lookup and the "
+			  "checks built on it",
+		.syscalls = SYSCALLS("open_by_handle_at", "name_to_handle_at",
+				     "lookup_dcookie"),
+	},
+	{
+		.name = "raw_io",
+		.reason = "grants direct access to hardware I/O ports "
+			  "(x86 only)",
+		.syscalls = SYSCALLS("iopl", "ioperm"),
+	},
+	{
+		.name = "syslog",
+		.reason = "reads the kernel log, which leaks kernel addresses, "
+			  "or clears it",
+		.syscalls = SYSCALLS("syslog"),
+	},
+	{
+		.name = "vhangup",
+		.reason = "hangs up a terminal that other processes share",
+		.syscalls = SYSCALLS("vhangup"),
+	},
+	{
+		.name = "fanotify",
+		.reason = "watches the whole filesystem; permission events can "
+			  "stall every process's file access, the agent's "
+			  "included",
+		.syscalls = SYSCALLS("fanotify_init"),
+	},
+};
+const size_t cw_seccomp_ngroups = CW_ARRAY_SIZE(cw_seccomp_groups);
+
+/* Namespace flags valid for clone(). CLONE_NEWTIME (0x80) is left out: in
+ * clone's flags those bits are the exit signal. */
+static const unsigned long cw_clone_ns_flags[] = {
+	CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+	CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
+};
+
+struct cw_seccomp_prog {
+	struct sock_fprog fprog;
+};
+
+static bool strv_has(const struct cw_strv *v, const char *name, size_t upto)
+{
+	size_t i;
+
+	for (i = 0; i < v->n && i < upto; i++)
+		if (v->v[i] && strcmp(v->v[i], name) == 0)
+			return true;
+	return false;
+}
+
+static int check_names(const struct cw_strv *v, const char *what,
+		       struct cw_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++) {
+		if (!v->v[i] ||
+		    seccomp_syscall_resolve_name(v->v[i]) == __NR_SCMP_ERROR) {
+			cw_error_set(err, "unknown syscall \"%s\" in %s[%zu]",
+				     v->v[i] ? v->v[i] : "(null)", what, i);
+			if (err)
+				snprintf(err->path, sizeof(err->path),
+					 "sandbox.seccomp.%s[%zu]", what, i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Adds the rule a denied name gets. Syscalls that do not exist on this
+ * architecture cannot be called through the native ABI (and every other ABI
+ * is killed), so they need no rule. */
+static int add_deny(scmp_filter_ctx ctx, const char *name, bool from_profile,
+		    struct cw_error *err)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	int rc = 0;
+	size_t i;
+
+	if (nr == __NR_SCMP_ERROR) {
+		cw_error_set(err, "libseccomp does not know syscall \"%s\"",
+			     name);
+		return -EINVAL;
+	}
+	if (nr < 0)
+		return 0;
+
+	if (strcmp(name, "clone3") == 0) {
+		/* EPERM would stop libc's fallback to clone. */
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+	} else if (from_profile && strcmp(name, "clone") == 0) {
+		for (i = 0; i < CW_ARRAY_SIZE(cw_clone_ns_flags) && !rc; i++)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+					      SCMP_A0(SCMP_CMP_MASKED_EQ,
+						      cw_clone_ns_flags[i],
+						      cw_clone_ns_flags[i]));
+	} else {
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+	}
+	if (rc < 0)
+		cw_error_set(err, "seccomp rule for \"%s\": %s", name,
+			     strerror(-rc));
+	return rc;
+}
+
+static int build_rules(scmp_filter_ctx ctx, const struct cw_sandbox *sb,
+		       bool profile_default, struct cw_error *err)
+{
+	const struct cw_strv *deny = &sb->seccomp.deny;
+	const struct cw_strv *allow = &sb->seccomp.allow;
+	size_t g, i;
+	int rc;
+
+	for (g = 0; profile_default && g < cw_seccomp_ngroups; g++) {
+		const char *const *s;
+
+		for (s = cw_seccomp_groups[g].syscalls; *s; s++) {
+			/* deny wins over allow, and is added below */
+			if (strv_has(allow, *s, allow->n) ||
+			    strv_has(deny, *s, deny->n))
+				continue;
+			rc = add_deny(ctx, *s, true, err);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	for (i = 0; i < deny->n; i++) {
+		if (strv_has(deny, deny->v[i], i))
+			continue;
+		rc = add_deny(ctx, deny->v[i], false, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Reads fd from offset 0 to its end. */
+static int read_back(int fd, struct cw_buf *b)
+{
+	char chunk[4096];
+	ssize_t n;
+
+	for (;;) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return 0;
+		if (cw_buf_append(b, chunk, (size_t)n) < 0)
+			return -ENOMEM;
+	}
+}
+
+/* libseccomp 2.5 exports only to a descriptor: a memfd, else a pipe (a
+ * maximal program of 4096 instructions fits in a default pipe buffer). */
+static int export_bpf(scmp_filter_ctx ctx, struct cw_buf *b)
+{
+	int fds[2] = { -1, -1 };
+	int rc;
+
+	fds[0] = memfd_create("cw-seccomp", MFD_CLOEXEC);
+	if (fds[0] >= 0) {
+		rc = seccomp_export_bpf(ctx, fds[0]);
+		if (rc < 0)
+			goto out;
+		if (lseek(fds[0], 0, SEEK_SET) < 0) {
+			rc = -errno;
+			goto out;
+		}
+		rc = read_back(fds[0], b);
+		goto out;
+	}
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	rc = seccomp_export_bpf(ctx, fds[1]);
+	close(fds[1]);
+	fds[1] = -1;
+	if (rc < 0)
+		goto out;
+	rc = read_back(fds[0], b);
+out:
+	if (fds[1] >= 0)
+		close(fds[1]);
+	if (fds[0] >= 0)
+		close(fds[0]);
+	return rc;
+}
+
+struct cw_seccomp_prog *cw_seccomp_build(const struct cw_sandbox *sb,
+					 struct cw_error *err)
+{
+	struct cw_seccomp_prog *p = NULL;
+	struct cw_buf b = { 0 };
+	scmp_filter_ctx ctx = NULL;
+	const char *profile;
+	bool profile_default;
+	size_t n;
+	int rc;
+
+	if (!sb) {
+		cw_error_set(err, "no sandbox");
+		rc = -EINVAL;
+		goto out;
+	}
+	profile = sb->seccomp.profile ? sb->seccomp.profile : "default";
+	if (strcmp(profile, "default") == 0) {
+		profile_default = true;
+	} else if (strcmp(profile, "none") == 0) {
+		profile_default = false;
+	} else {
+		cw_error_set(err, "unknown seccomp profile \"%s\" "
+			     "(expected \"default\" or \"none\")", profile);
+		if (err)
+			snprintf(err->path, sizeof(err->path),
+				 "sandbox.seccomp.profile");
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = check_names(&sb->seccomp.deny, "deny", err);
+	if (rc < 0)
+		goto out;
+	rc = check_names(&sb->seccomp.allow, "allow", err);
+	if (rc < 0)
+		goto out;
+
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		cw_error_set(err, "seccomp_init failed");
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* Every other ABI (i386 via int 0x80, x32) is killed; libseccomp
+	 * sends x32 numbers on the x86_64 audit arch here too. */
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+			      SCMP_ACT_KILL_PROCESS);
+	if (rc < 0) {
+		cw_error_set(err, "seccomp: kill-process action: %s",
+			     strerror(-rc));
+		goto out;
+	}
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	if (rc < 0) {
+		cw_error_set(err, "seccomp: binary tree optimisation: %s",
+			     strerror(-rc));
+		goto out;
+	}
+	rc = build_rules(ctx, sb, profile_default, err);
+	if (rc < 0)
+		goto out;
+	rc = export_bpf(ctx, &b);
+	if (rc < 0) {
+		cw_error_set(err, "seccomp: exporting the filter: %s",
+			     strerror(-rc));
+		goto out;
+	}
+	n = b.len / sizeof(struct sock_filter);
+	if (n == 0 || b.len % sizeof(struct sock_filter) || n > BPF_MAXINSNS) {
+		cw_error_set(err, "seccomp: exported filter of %zu bytes is "
+			     "not a usable program", b.len);
+		rc = n > BPF_MAXINSNS ? -E2BIG : -EINVAL;
+		goto out;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		cw_error_set(err, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* The buffer holds the instructions; it is handed over, not copied. */
+	p->fprog.len = (unsigned short)n;
+	p->fprog.filter = (struct sock_filter *)(void *)b.data;
+	b.data = NULL;
+	rc = 0;
+out:
+	if (ctx)
+		seccomp_release(ctx);
+	cw_buf_free(&b);
+	if (rc < 0) {
+		errno = -rc;
+		return NULL;
+	}
+	return p;
+}
+
+int cw_seccomp_install(const struct cw_seccomp_prog *p)
+{
+	if (!p)
+		return -EINVAL;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &p->fprog) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+	/* Kernels before 3.17 have only the prctl interface. */
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p->fprog, 0, 0) == 0)
+		return 0;
+	return -errno;
+}
+
+size_t cw_seccomp_len(const struct cw_seccomp_prog *p)
+{
+	return p ? p->fprog.len : 0;
+}
+
+void cw_seccomp_free(struct cw_seccomp_prog *p)
+{
+	if (!p)
+		return;
+	free(p->fprog.filter);
+	free(p);
+}

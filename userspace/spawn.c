@@ -1,0 +1,1146 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The confined launcher.
+ *
+ * Everything that allocates, reads files or takes locks (user and group
+ * lookup, the environment, argv, rlimit values, descriptors) is prepared in
+ * the parent. The agent may run several calls at once from threads, and a
+ * forked child of a threaded process may only make async-signal-safe calls:
+ * another thread may have held the malloc or NSS locks at fork time.
+ *
+ * The child, in this order:
+ *  1. setsid: its own session and process group, no controlling terminal;
+ *     the parent can then signal the whole tree with kill(-pgid).
+ *  2. dup2 /dev/null, the stdout pipe and the stderr pipe onto 0, 1, 2.
+ *  3. close every other descriptor (close_range) but the CLOEXEC error pipe:
+ *     the agent's sockets, audit log and database must not leak.
+ *  4. reset signal dispositions and unblock all signals: ignored signals and
+ *     the mask survive execve, and the parent blocked everything around
+ *     fork so that no agent handler runs in the child.
+ *  5. setrlimit floors while still privileged; RLIMIT_NPROC must be in
+ *     place before setresuid so the new user's process count is checked.
+ *  6. setgroups, setresgid, setresuid (in that order: after setresuid the
+ *     other two are no longer permitted), then read them back.
+ *  7. chdir after dropping privileges, so the user must be able to enter it.
+ *  8. PR_SET_PDEATHSIG after setresuid, since a credential change clears it;
+ *     then getppid closes the race with a parent that died before.
+ *  9. PR_SET_NO_NEW_PRIVS: setuid binaries and file capabilities grant
+ *     nothing from here on; it also lets a non-root child load seccomp.
+ * 10. seccomp last, just before execve, so that a policy's deny list cannot
+ *     break the launcher's own steps.
+ * 11. execve shell -c command.
+ * A failing step writes {step, errno} to the error pipe and exits 127; an
+ * empty pipe at EOF (closed by execve) means the command runs.
+ *
+ * The parent then polls the two output pipes and a pidfd against the
+ * deadline. Timeouts signal the process group: SIGTERM, then SIGKILL after
+ * the grace period. When the main process has exited, whatever is left of
+ * its group is killed before the process is reaped (the zombie keeps the
+ * group id from being reused); then the pipes are drained, and the group
+ * waited for, only briefly.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "spawn.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+/* Raw id syscalls: glibc's wrappers may try to broadcast the change to
+ * threads that do not exist in the child. 32-bit ABIs have the legacy
+ * 16-bit calls under the plain names. */
+#ifdef SYS_setresuid32
+#define CW_SYS_SETRESUID SYS_setresuid32
+#define CW_SYS_SETRESGID SYS_setresgid32
+#define CW_SYS_GETRESUID SYS_getresuid32
+#define CW_SYS_GETRESGID SYS_getresgid32
+#define CW_SYS_SETGROUPS SYS_setgroups32
+#define CW_SYS_GETGROUPS SYS_getgroups32
+#else
+#define CW_SYS_SETRESUID SYS_setresuid
+#define CW_SYS_SETRESGID SYS_setresgid
+#define CW_SYS_GETRESUID SYS_getresuid
+#define CW_SYS_GETRESGID SYS_getresgid
+#define CW_SYS_SETGROUPS SYS_setgroups
+#define CW_SYS_GETGROUPS SYS_getgroups
+#endif
+
+#define DEFAULT_TIMEOUT_MS	60000
+#define DEFAULT_GRACE_MS	2000
+#define MAX_WAIT_MS		(INT64_C(365) * 86400 * 1000) /* no overflow in us */
+#define DEFAULT_MAX_OUTPUT	1048576
+#define DRAIN_AFTER_EXIT_US	200000
+#define GROUP_POLL_US		5000
+#define FALLBACK_POLL_MS	10
+#define READS_PER_WAKEUP	16
+
+enum child_step {
+	STEP_SETSID = 1,
+	STEP_DUP2,
+	STEP_SIGMASK,
+	STEP_SETRLIMIT,
+	STEP_SETGROUPS,
+	STEP_SETRESGID,
+	STEP_SETRESUID,
+	STEP_VERIFY_IDS,
+	STEP_CHDIR,
+	STEP_PDEATHSIG,
+	STEP_PARENT_GONE,
+	STEP_NO_NEW_PRIVS,
+	STEP_SECCOMP,
+	STEP_EXECVE,
+};
+
+struct child_report {
+	int step;
+	int err;
+	long arg;
+};
+
+struct child_limit {
+	int resource;
+	struct rlimit rl;
+};
+
+/* Everything the child needs, prepared before fork. */
+struct plan {
+	const char *shell;
+	char *const *argv;
+	char *const *envp;
+	const char *cwd;
+	bool change_ids;
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t ngroups;
+	struct child_limit lim[6];
+	size_t nlim;
+	int fd_in, fd_out, fd_err, fd_report;
+	int maxfd;
+	pid_t ppid;
+	const struct cw_seccomp_prog *seccomp;
+};
+
+/* The target user, resolved in the parent. */
+struct target {
+	struct passwd pw;
+	char *pwbuf;
+	bool found;		/* pw is valid */
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;
+	size_t ngroups;
+	bool change_ids;
+	const char *user;	/* USER and LOGNAME */
+	char uidname[24];	/* the uid, when it has no passwd entry */
+	const char *home;
+	const char *login_shell;
+};
+
+struct envv {
+	char **v;
+	size_t n;
+	size_t cap;
+};
+
+struct stream {
+	int fd;
+	struct cw_buf buf;
+	uint64_t total;
+	size_t max;
+	bool nomem;
+};
+
+static const char *errstr(int e, char *buf, size_t len)
+{
+	return strerror_r(e, buf, len);
+}
+
+/* ------------------------------------------------------------------ */
+/* The child. Async-signal-safe calls only, from here to execve. */
+
+static void __attribute__((noreturn))
+child_fail(int fd, int step, int err, long arg)
+{
+	struct child_report rep = { .step = step, .err = err, .arg = arg };
+	ssize_t n;
+
+	do {
+		n = write(fd, &rep, sizeof(rep));
+	} while (n < 0 && errno == EINTR);
+	_exit(127);
+}
+
+static void close_others(int keep, int maxfd)
+{
+	int fd;
+
+	if ((keep == 3 || syscall(SYS_close_range, 3U, keep - 1U, 0U) == 0) &&
+	    syscall(SYS_close_range, keep + 1U, ~0U, 0U) == 0)
+		return;
+	for (fd = 3; fd < maxfd; fd++)
+		if (fd != keep)
+			close(fd);
+}
+
+static void reset_signals(int report)
+{
+	struct sigaction dfl;
+	sigset_t none;
+	int sig;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	/* SIGKILL, SIGSTOP and libc's internal signals refuse: fine. */
+	for (sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		child_fail(report, STEP_SIGMASK, errno, 0);
+}
+
+static void set_ids(const struct plan *pl)
+{
+	int fd = pl->fd_report;
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	long n;
+
+	if (syscall(CW_SYS_SETGROUPS, pl->ngroups, pl->groups) < 0)
+		child_fail(fd, STEP_SETGROUPS, errno, 0);
+	if (syscall(CW_SYS_SETRESGID, pl->gid, pl->gid, pl->gid) < 0)
+		child_fail(fd, STEP_SETRESGID, errno, pl->gid);
+	if (syscall(CW_SYS_SETRESUID, pl->uid, pl->uid, pl->uid) < 0)
+		child_fail(fd, STEP_SETRESUID, errno, pl->uid);
+	if (syscall(CW_SYS_GETRESUID, &ru, &eu, &su) < 0 ||
+	    syscall(CW_SYS_GETRESGID, &rg, &eg, &sg) < 0)
+		child_fail(fd, STEP_VERIFY_IDS, errno, 0);
+	n = syscall(CW_SYS_GETGROUPS, 0, NULL);
+	if (ru != pl->uid || eu != pl->uid || su != pl->uid ||
+	    rg != pl->gid || eg != pl->gid || sg != pl->gid ||
+	    n != (long)pl->ngroups)
+		child_fail(fd, STEP_VERIFY_IDS, EPERM, 0);
+}
+
+static void __attribute__((noreturn)) child_run(const struct plan *pl)
+{
+	int fd = pl->fd_report;
+	size_t i;
+	int rc;
+
+	if (setsid() < 0)
+		child_fail(fd, STEP_SETSID, errno, 0);
+	/* The parent moved all four descriptors above 2, so none of the
+	 * dup2 calls overwrites a later source. */
+	if (dup2(pl->fd_in, 0) < 0 || dup2(pl->fd_out, 1) < 0 ||
+	    dup2(pl->fd_err, 2) < 0)
+		child_fail(fd, STEP_DUP2, errno, 0);
+	close_others(fd, pl->maxfd);
+	reset_signals(fd);
+	for (i = 0; i < pl->nlim; i++)
+		if (setrlimit(pl->lim[i].resource, &pl->lim[i].rl) < 0)
+			child_fail(fd, STEP_SETRLIMIT, errno,
+				   pl->lim[i].resource);
+	if (pl->change_ids)
+		set_ids(pl);
+	if (chdir(pl->cwd) < 0)
+		child_fail(fd, STEP_CHDIR, errno, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		child_fail(fd, STEP_PDEATHSIG, errno, 0);
+	if (getppid() != pl->ppid)
+		child_fail(fd, STEP_PARENT_GONE, ESRCH, 0);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(fd, STEP_NO_NEW_PRIVS, errno, 0);
+	if (pl->seccomp) {
+		rc = cw_seccomp_install(pl->seccomp);
+		if (rc < 0)
+			child_fail(fd, STEP_SECCOMP, -rc, 0);
+	}
+	execve(pl->shell, pl->argv, pl->envp);
+	child_fail(fd, STEP_EXECVE, errno, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Preparation in the parent. */
+
+static int lookup_pw(bool by_name, const char *name, uid_t uid,
+		     struct target *t)
+{
+	long sz = sysconf(_SC_GETPW_R_SIZE_MAX);
+	size_t len = sz > 0 ? (size_t)sz : 16384;
+	struct passwd *res = NULL;
+	char *buf;
+	int rc;
+
+	for (;;) {
+		buf = realloc(t->pwbuf, len);
+		if (!buf)
+			return -ENOMEM;
+		t->pwbuf = buf;
+		if (by_name)
+			rc = getpwnam_r(name, &t->pw, buf, len, &res);
+		else
+			rc = getpwuid_r(uid, &t->pw, buf, len, &res);
+		if (rc == ERANGE && len < (1u << 20)) {
+			len *= 2;
+			continue;
+		}
+		if (rc == EINTR)
+			continue;
+		break;
+	}
+	/* "Not found" comes back as 0 or as one of these. */
+	if (!res && (rc == 0 || rc == ENOENT || rc == ESRCH || rc == EBADF ||
+		     rc == EPERM))
+		return -ENOENT;
+	if (!res)
+		return -rc;
+	t->found = true;
+	return 0;
+}
+
+static int load_groups(struct target *t)
+{
+	int n = 16;
+	gid_t *g;
+
+	for (;;) {
+		int want = n;
+
+		g = realloc(t->groups, (size_t)n * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		t->groups = g;
+		if (getgrouplist(t->pw.pw_name, t->pw.pw_gid, g, &n) >= 0)
+			break;
+		/* n now holds the count needed */
+		if (n <= want)
+			n = want * 2;
+		if (n > 65536)
+			return -E2BIG;
+	}
+	t->ngroups = (size_t)n;
+	return 0;
+}
+
+static int resolve_user(const struct cw_sandbox *sb, struct target *t,
+			struct cw_error *err)
+{
+	const char *name = sb->user && sb->user[0] ? sb->user : "user";
+	uid_t self = geteuid();
+	int rc;
+
+	if (self != 0) {
+		/* Without privileges the command can only run as the agent. */
+		if (sb->user_explicit) {
+			rc = lookup_pw(true, name, 0, t);
+			if (rc == -ENOENT) {
+				cw_error_set(err, "user \"%s\" does not exist",
+					     name);
+				return rc;
+			}
+			if (rc < 0) {
+				cw_error_set(err, "looking up user \"%s\" "
+					     "failed", name);
+				return rc;
+			}
+			if (t->pw.pw_uid != self) {
+				cw_error_set(err, "cannot run as user \"%s\": "
+					     "the agent runs as uid %u, not "
+					     "root", name, (unsigned)self);
+				return -EPERM;
+			}
+		} else {
+			rc = lookup_pw(false, NULL, self, t);
+			if (rc < 0 && rc != -ENOENT) {
+				cw_error_set(err, "looking up uid %u failed",
+					     (unsigned)self);
+				return rc;
+			}
+		}
+		t->uid = self;
+		t->gid = getegid();
+		t->change_ids = false;
+		goto names;
+	}
+
+	rc = lookup_pw(true, name, 0, t);
+	if (rc == -ENOENT && !sb->user_explicit) {
+		name = "nobody";
+		rc = lookup_pw(true, name, 0, t);
+		if (rc == -ENOENT) {
+			cw_error_set(err, "neither user \"%s\" nor \"nobody\" "
+				     "exists", sb->user ? sb->user : "user");
+			return rc;
+		}
+	}
+	if (rc == -ENOENT) {
+		cw_error_set(err, "user \"%s\" does not exist", name);
+		return rc;
+	}
+	if (rc < 0) {
+		cw_error_set(err, "looking up user \"%s\" failed", name);
+		return rc;
+	}
+	if (t->pw.pw_uid == 0 && !sb->user_explicit) {
+		cw_error_set(err, "user \"%s\" is uid 0: commands run as root "
+			     "only when the policy names that user", name);
+		return -EPERM;
+	}
+	rc = load_groups(t);
+	if (rc < 0) {
+		cw_error_set(err, "supplementary groups of \"%s\": %s", name,
+			     rc == -ENOMEM ? "out of memory" : "too many");
+		return rc;
+	}
+	t->uid = t->pw.pw_uid;
+	t->gid = t->pw.pw_gid;
+	t->change_ids = true;
+names:
+	if (t->found) {
+		t->user = t->pw.pw_name;
+		t->home = t->pw.pw_dir && t->pw.pw_dir[0] ? t->pw.pw_dir : "/";
+		t->login_shell = t->pw.pw_shell && t->pw.pw_shell[0] ?
+				 t->pw.pw_shell : NULL;
+	} else {
+		snprintf(t->uidname, sizeof(t->uidname), "%u",
+			 (unsigned)t->uid);
+		t->user = t->uidname;
+		t->home = "/";
+		t->login_shell = NULL;
+	}
+	return 0;
+}
+
+static void target_free(struct target *t)
+{
+	free(t->groups);
+	free(t->pwbuf);
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return path && path[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static const char *resolve_cwd(const struct cw_spawn_opts *o,
+			       const struct target *t)
+{
+	const struct cw_sandbox *sb = o->sb;
+
+	if (o->cwd)
+		return o->cwd;
+	if (sb->cwd_explicit && sb->cwd)
+		return sb->cwd;
+	if (is_dir(sb->cwd))
+		return sb->cwd;
+	if (is_dir(t->home))
+		return t->home;
+	return "/";
+}
+
+/* Sets key=val (key is keylen bytes), replacing an earlier entry. */
+static int env_put(struct envv *e, const char *key, size_t keylen,
+		   const char *val)
+{
+	size_t vlen = strlen(val), i;
+	char *s, **v;
+
+	s = malloc(keylen + vlen + 2);
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, key, keylen);
+	s[keylen] = '=';
+	memcpy(s + keylen + 1, val, vlen + 1);
+	for (i = 0; i < e->n; i++) {
+		if (strncmp(e->v[i], key, keylen) == 0 &&
+		    e->v[i][keylen] == '=') {
+			free(e->v[i]);
+			e->v[i] = s;
+			return 0;
+		}
+	}
+	if (e->n + 2 > e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 16;
+
+		v = realloc(e->v, cap * sizeof(*v));
+		if (!v) {
+			free(s);
+			return -ENOMEM;
+		}
+		e->v = v;
+		e->cap = cap;
+	}
+	e->v[e->n++] = s;
+	e->v[e->n] = NULL;
+	return 0;
+}
+
+static void env_free(struct envv *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		free(e->v[i]);
+	free(e->v);
+	memset(e, 0, sizeof(*e));
+}
+
+static bool valid_key(const char *k, size_t len)
+{
+	return len > 0 && !memchr(k, '=', len);
+}
+
+/* Only the policy's pass list, the user's identity, the policy's set list
+ * and the call's extra entries; later wins. */
+static int build_env(const struct cw_spawn_opts *o, const struct target *t,
+		     struct envv *e, struct cw_error *err)
+{
+	const struct cw_sandbox *sb = o->sb;
+	const char *const *x;
+	const char *val;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < sb->env_pass.n && !rc; i++) {
+		const char *k = sb->env_pass.v[i];
+
+		if (!k || !valid_key(k, strlen(k)))
+			continue;
+		val = getenv(k);
+		if (val)
+			rc = env_put(e, k, strlen(k), val);
+	}
+	if (!rc)
+		rc = env_put(e, "HOME", 4, t->home);
+	if (!rc)
+		rc = env_put(e, "USER", 4, t->user);
+	if (!rc)
+		rc = env_put(e, "LOGNAME", 7, t->user);
+	if (!rc)
+		rc = env_put(e, "SHELL", 5,
+			     t->login_shell ? t->login_shell : sb->shell);
+	for (i = 0; i < sb->env_set_keys.n && !rc; i++) {
+		const char *k = sb->env_set_keys.v[i];
+
+		if (!k || !valid_key(k, strlen(k)) ||
+		    i >= sb->env_set_vals.n || !sb->env_set_vals.v[i]) {
+			cw_error_set(err, "sandbox env.set entry %zu is not a "
+				     "valid variable", i);
+			return -EINVAL;
+		}
+		rc = env_put(e, k, strlen(k), sb->env_set_vals.v[i]);
+	}
+	for (x = o->env_extra; x && *x && !rc; x++) {
+		const char *eq = strchr(*x, '=');
+
+		if (!eq || !valid_key(*x, (size_t)(eq - *x))) {
+			cw_error_set(err, "environment entry \"%s\" is not "
+				     "KEY=VALUE", *x);
+			return -EINVAL;
+		}
+		rc = env_put(e, *x, (size_t)(eq - *x), eq + 1);
+	}
+	if (rc < 0) {
+		cw_error_set(err, "building the environment: out of memory");
+		return rc;
+	}
+	if (!e->v) {
+		e->v = calloc(1, sizeof(*e->v));
+		if (!e->v) {
+			cw_error_set(err, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void add_limit(struct plan *pl, int resource, int64_t value,
+		      int64_t unit)
+{
+	struct rlimit cur;
+	rlim_t v;
+
+	if (value < 0 || (value == 0 && resource != RLIMIT_CORE))
+		return;
+	if (value > (int64_t)(RLIM_INFINITY / 2) / unit)
+		return;
+	v = (rlim_t)value * (rlim_t)unit;
+	/* Never above the current hard limit: raising it may be refused. */
+	if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
+	    cur.rlim_max < v)
+		v = cur.rlim_max;
+	pl->lim[pl->nlim].resource = resource;
+	pl->lim[pl->nlim].rl.rlim_cur = v;
+	pl->lim[pl->nlim].rl.rlim_max = v;
+	pl->nlim++;
+}
+
+static void plan_limits(struct plan *pl, const struct cw_sandbox *sb,
+			uid_t uid)
+{
+	const int64_t mb = 1024 * 1024;
+
+	add_limit(pl, RLIMIT_DATA, sb->resources.memory_mb, mb);
+	if (uid != 0)
+		add_limit(pl, RLIMIT_NPROC, sb->resources.pids, 1);
+	add_limit(pl, RLIMIT_CPU, sb->resources.cpu_s, 1);
+	add_limit(pl, RLIMIT_NOFILE, sb->resources.nofile, 1);
+	add_limit(pl, RLIMIT_FSIZE, sb->resources.file_size_mb, mb);
+	add_limit(pl, RLIMIT_CORE, 0, 1);
+}
+
+static const char *rlimit_name(long r)
+{
+	switch (r) {
+	case RLIMIT_DATA:
+		return "RLIMIT_DATA";
+	case RLIMIT_NPROC:
+		return "RLIMIT_NPROC";
+	case RLIMIT_CPU:
+		return "RLIMIT_CPU";
+	case RLIMIT_NOFILE:
+		return "RLIMIT_NOFILE";
+	case RLIMIT_FSIZE:
+		return "RLIMIT_FSIZE";
+	case RLIMIT_CORE:
+		return "RLIMIT_CORE";
+	}
+	return "rlimit";
+}
+
+static void report_error(const struct child_report *rep,
+			 const struct plan *pl, struct cw_error *err)
+{
+	char eb[128];
+	const char *es = errstr(rep->err, eb, sizeof(eb));
+
+	switch (rep->step) {
+	case STEP_CHDIR:
+		cw_error_set(err, "chdir \"%s\": %s", pl->cwd, es);
+		break;
+	case STEP_EXECVE:
+		cw_error_set(err, "execve \"%s\": %s", pl->shell, es);
+		break;
+	case STEP_SETRESUID:
+		cw_error_set(err, "setresuid %ld: %s", rep->arg, es);
+		break;
+	case STEP_SETRESGID:
+		cw_error_set(err, "setresgid %ld: %s", rep->arg, es);
+		break;
+	case STEP_SETRLIMIT:
+		cw_error_set(err, "setrlimit %s: %s", rlimit_name(rep->arg), es);
+		break;
+	case STEP_SETGROUPS:
+		cw_error_set(err, "setgroups: %s", es);
+		break;
+	case STEP_VERIFY_IDS:
+		cw_error_set(err, "user ids did not take: %s", es);
+		break;
+	case STEP_SETSID:
+		cw_error_set(err, "setsid: %s", es);
+		break;
+	case STEP_DUP2:
+		cw_error_set(err, "dup2: %s", es);
+		break;
+	case STEP_SIGMASK:
+		cw_error_set(err, "sigprocmask: %s", es);
+		break;
+	case STEP_PDEATHSIG:
+		cw_error_set(err, "prctl(PR_SET_PDEATHSIG): %s", es);
+		break;
+	case STEP_PARENT_GONE:
+		cw_error_set(err, "parent exited during launch");
+		break;
+	case STEP_NO_NEW_PRIVS:
+		cw_error_set(err, "prctl(PR_SET_NO_NEW_PRIVS): %s", es);
+		break;
+	case STEP_SECCOMP:
+		cw_error_set(err, "seccomp: %s", es);
+		break;
+	default:
+		cw_error_set(err, "launch step %d: %s", rep->step, es);
+		break;
+	}
+}
+
+/* Moves fd above 0-2 so that dup2 onto them in the child is unambiguous
+ * and can never be a no-op that keeps CLOEXEC. */
+static int above_stdio(int *fd)
+{
+	int n;
+
+	if (*fd > 2)
+		return 0;
+	n = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+	if (n < 0)
+		return -errno;
+	close(*fd);
+	*fd = n;
+	return 0;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+static pid_t waitpid_eintr(pid_t pid, int *status, int flags)
+{
+	pid_t r;
+
+	do {
+		r = waitpid(pid, status, flags);
+	} while (r < 0 && errno == EINTR);
+	return r;
+}
+
+/* The output pipes, the error pipe and /dev/null; every end the child
+ * uses is above 2 and every descriptor is CLOEXEC. */
+static int open_fds(int out[2], int errp[2], int rp[2], int *devnull,
+		    struct cw_error *err)
+{
+	int *child_ends[] = { devnull, &out[1], &errp[1], &rp[1] };
+	char eb[128];
+	size_t i;
+	int rc;
+
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+	    pipe2(rp, O_CLOEXEC) < 0) {
+		rc = -errno;
+		cw_error_set(err, "pipe: %s", errstr(-rc, eb, sizeof(eb)));
+		return rc;
+	}
+	*devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (*devnull < 0) {
+		rc = -errno;
+		cw_error_set(err, "open /dev/null: %s",
+			     errstr(-rc, eb, sizeof(eb)));
+		return rc;
+	}
+	for (i = 0; i < CW_ARRAY_SIZE(child_ends); i++) {
+		rc = above_stdio(child_ends[i]);
+		if (rc < 0) {
+			cw_error_set(err, "fcntl(F_DUPFD_CLOEXEC): %s",
+				     errstr(-rc, eb, sizeof(eb)));
+			return rc;
+		}
+	}
+	/* Only the parent's ends: the child's stdout must block. */
+	if (fcntl(out[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0) {
+		rc = -errno;
+		cw_error_set(err, "fcntl(O_NONBLOCK): %s",
+			     errstr(-rc, eb, sizeof(eb)));
+		return rc;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running: output, deadline, reaping. */
+
+static void stream_read(struct stream *s, bool *truncated)
+{
+	char chunk[32768];
+	size_t keep;
+	ssize_t n;
+	int i;
+
+	/* Bounded, so a fast writer cannot keep us past the deadline. */
+	for (i = 0; i < READS_PER_WAKEUP; i++) {
+		n = read(s->fd, chunk, sizeof(chunk));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			close_fd(&s->fd);
+			return;
+		}
+		if (n == 0) {
+			close_fd(&s->fd);
+			return;
+		}
+		s->total += (uint64_t)n;
+		keep = s->buf.len < s->max ? s->max - s->buf.len : 0;
+		if (keep > (size_t)n)
+			keep = (size_t)n;
+		if (keep && !s->nomem && cw_buf_append(&s->buf, chunk, keep) < 0)
+			s->nomem = true;
+		if (keep < (size_t)n || s->nomem)
+			*truncated = true;
+	}
+}
+
+/* True once pid has exited, without reaping it. */
+static bool exited_nowait(pid_t pid)
+{
+	siginfo_t si;
+	int rc;
+
+	memset(&si, 0, sizeof(si));
+	do {
+		rc = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
+	} while (rc < 0 && errno == EINTR);
+	return rc == 0 ? si.si_pid == pid : errno == ECHILD;
+}
+
+/* True when some process of the group is not yet dead (a zombie). */
+static bool group_has_live(pid_t pgid)
+{
+	char path[64], buf[512];
+	struct dirent *e;
+	bool live = false;
+	const char *p;
+	ssize_t n;
+	DIR *d;
+	int fd, pg;
+	char st;
+
+	d = opendir("/proc");
+	if (!d)
+		return true;
+	while (!live && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat",
+			 strtol(e->d_name, NULL, 10));
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		do {
+			n = read(fd, buf, sizeof(buf) - 1);
+		} while (n < 0 && errno == EINTR);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* "pid (comm) state ppid pgrp ...", comm may hold ')' */
+		p = strrchr(buf, ')');
+		if (p && sscanf(p + 1, " %c %*d %d", &st, &pg) == 2 &&
+		    pg == pgid && st != 'Z' && st != 'X')
+			live = true;
+	}
+	closedir(d);
+	return live;
+}
+
+/*
+ * True when every process of the group is dead. Killed stragglers stay
+ * zombies until their new parent reaps them: the agent, when it is a
+ * subreaper or pid 1 (reaped here), else init, which may take its time.
+ */
+static bool group_gone(pid_t pgid)
+{
+	pid_t r;
+
+	do {
+		r = waitpid(-pgid, NULL, WNOHANG);
+	} while (r > 0 || (r < 0 && errno == EINTR));
+	if (kill(-pgid, 0) < 0 && errno == ESRCH)
+		return true;
+	return !group_has_live(pgid);
+}
+
+static int poll_timeout_ms(int64_t until, int64_t now)
+{
+	int64_t ms;
+
+	if (until < 0)
+		return -1;
+	if (until <= now)
+		return 0;
+	ms = (until - now + 999) / 1000;
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+static void supervise(pid_t pid, struct stream s[2], int64_t timeout_ms,
+		      int64_t grace_ms, struct cw_spawn_result *r)
+{
+	int64_t deadline, kill_at = -1, drain_until = -1, now, next;
+	struct pollfd pfd[3];
+	int pidfd, status = 0, n, i, rc, t;
+	bool exited = false;
+
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	now = cw_mono_us();
+	deadline = now + timeout_ms * 1000;
+	for (;;) {
+		if (exited && s[0].fd < 0 && s[1].fd < 0 && group_gone(pid))
+			break;
+		now = cw_mono_us();
+		if (exited) {
+			if (now >= drain_until)
+				break;
+			next = drain_until;
+			if (s[0].fd < 0 && s[1].fd < 0 &&
+			    next > now + GROUP_POLL_US)
+				next = now + GROUP_POLL_US;
+		} else if (!r->timed_out) {
+			if (now >= deadline) {
+				r->timed_out = true;
+				kill(-pid, SIGTERM);
+				kill_at = now + grace_ms * 1000;
+			}
+			next = r->timed_out ? kill_at : deadline;
+		} else {
+			if (kill_at >= 0 && now >= kill_at) {
+				kill(-pid, SIGKILL);
+				kill_at = -1;
+			}
+			next = kill_at;
+		}
+		t = poll_timeout_ms(next, now);
+		if (!exited && pidfd < 0 &&
+		    (t < 0 || t > FALLBACK_POLL_MS))
+			t = FALLBACK_POLL_MS;
+
+		n = 0;
+		for (i = 0; i < 2; i++) {
+			if (s[i].fd < 0)
+				continue;
+			pfd[n].fd = s[i].fd;
+			pfd[n].events = POLLIN;
+			pfd[n].revents = 0;
+			n++;
+		}
+		if (!exited && pidfd >= 0) {
+			pfd[n].fd = pidfd;
+			pfd[n].events = POLLIN;
+			pfd[n].revents = 0;
+			n++;
+		}
+		rc = poll(pfd, (nfds_t)n, t);
+		if (rc < 0 && errno != EINTR) {
+			/* Cannot watch it any more: end it. */
+			kill(-pid, SIGKILL);
+			break;
+		}
+		for (i = 0; i < 2; i++)
+			if (s[i].fd >= 0)
+				stream_read(&s[i], &r->truncated);
+		if (exited)
+			continue;
+		if (pidfd >= 0 ? (rc > 0 && pfd[n - 1].revents) :
+				 exited_nowait(pid)) {
+			/* Still a zombie: its pid pins the group id. */
+			kill(-pid, SIGKILL);
+			if (waitpid_eintr(pid, &status, 0) != pid)
+				status = 0;
+			exited = true;
+			drain_until = cw_mono_us() + DRAIN_AFTER_EXIT_US;
+		}
+	}
+	if (!exited) {
+		if (waitpid_eintr(pid, &status, 0) != pid)
+			status = 0;
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	if (WIFSIGNALED(status)) {
+		r->exit_code = -1;
+		r->term_signal = WTERMSIG(status);
+	} else {
+		r->exit_code = WEXITSTATUS(status);
+		r->term_signal = 0;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+
+int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
+		 struct cw_error *err)
+{
+	struct target t;
+	struct envv env = { 0 };
+	struct plan pl;
+	struct stream s[2];
+	struct child_report rep;
+	struct rlimit nofile;
+	sigset_t all, old;
+	int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, rp[2] = { -1, -1 };
+	int devnull = -1, rc, i;
+	int64_t timeout_ms, grace_ms, sb_ms, start;
+	const struct cw_sandbox *sb;
+	const char *argv[4];
+	char eb[128];
+	size_t max;
+	ssize_t got;
+	pid_t pid;
+
+	memset(&t, 0, sizeof(t));
+	memset(&pl, 0, sizeof(pl));
+	memset(s, 0, sizeof(s));
+	s[0].fd = s[1].fd = -1;
+	if (r)
+		memset(r, 0, sizeof(*r));
+	if (!o || !o->sb || !o->command || !r || !o->sb->shell) {
+		cw_error_set(err, "spawn: missing sandbox, shell or command");
+		rc = -EINVAL;
+		goto out;
+	}
+	sb = o->sb;
+
+	rc = resolve_user(sb, &t, err);
+	if (rc < 0)
+		goto out;
+	rc = build_env(o, &t, &env, err);
+	if (rc < 0)
+		goto out;
+
+	max = sb->max_output_bytes > 0 ? (size_t)sb->max_output_bytes :
+					 DEFAULT_MAX_OUTPUT;
+	for (i = 0; i < 2; i++) {
+		s[i].max = max;
+		/* Allocated now, so the result always has a string. */
+		if (cw_buf_append(&s[i].buf, "", 0) < 0) {
+			cw_error_set(err, "out of memory");
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	/* A call may shorten the policy's timeout, never extend it. */
+	sb_ms = sb->timeout_s > 0 ? sb->timeout_s : DEFAULT_TIMEOUT_MS / 1000;
+	sb_ms = sb_ms < MAX_WAIT_MS / 1000 ? sb_ms * 1000 : MAX_WAIT_MS;
+	timeout_ms = o->timeout_ms > 0 && o->timeout_ms < sb_ms ?
+		     o->timeout_ms : sb_ms;
+	grace_ms = o->kill_grace_ms > 0 ? o->kill_grace_ms : DEFAULT_GRACE_MS;
+	if (grace_ms > MAX_WAIT_MS)
+		grace_ms = MAX_WAIT_MS;
+
+	rc = open_fds(out, errp, rp, &devnull, err);
+	if (rc < 0)
+		goto out;
+
+	argv[0] = sb->shell;
+	argv[1] = "-c";
+	argv[2] = o->command;
+	argv[3] = NULL;
+	pl.shell = sb->shell;
+	pl.argv = (char *const *)argv;
+	pl.envp = env.v;
+	pl.cwd = resolve_cwd(o, &t);
+	pl.change_ids = t.change_ids;
+	pl.uid = t.uid;
+	pl.gid = t.gid;
+	pl.groups = t.groups;
+	pl.ngroups = t.ngroups;
+	plan_limits(&pl, sb, t.uid);
+	pl.fd_in = devnull;
+	pl.fd_out = out[1];
+	pl.fd_err = errp[1];
+	pl.fd_report = rp[1];
+	pl.maxfd = getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+		   nofile.rlim_cur != RLIM_INFINITY &&
+		   nofile.rlim_cur < INT_MAX ? (int)nofile.rlim_cur : 65536;
+	pl.ppid = getpid();
+	pl.seccomp = o->seccomp;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	start = cw_mono_us();
+	pid = fork();
+	if (pid == 0)
+		child_run(&pl);
+	rc = pid < 0 ? -errno : 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc < 0) {
+		cw_error_set(err, "fork: %s", errstr(-rc, eb, sizeof(eb)));
+		goto out;
+	}
+	close_fd(&devnull);
+	close_fd(&out[1]);
+	close_fd(&errp[1]);
+	close_fd(&rp[1]);
+
+	/* EOF: execve closed the pipe. A report: the launch failed. */
+	memset(&rep, 0, sizeof(rep));
+	do {
+		got = read(rp[0], &rep, sizeof(rep));
+	} while (got < 0 && errno == EINTR);
+	if (got != 0) {
+		int status;
+
+		waitpid_eintr(pid, &status, 0);
+		if (got == (ssize_t)sizeof(rep) && rep.err > 0) {
+			report_error(&rep, &pl, err);
+			rc = -rep.err;
+		} else {
+			cw_error_set(err, "launch failed: unreadable report "
+				     "from the child");
+			rc = -EIO;
+		}
+		goto out;
+	}
+	close_fd(&rp[0]);
+
+	r->pid = pid;
+	if (o->on_launch)
+		o->on_launch(o->ctx, pid, t.uid, t.gid, pl.cwd);
+
+	s[0].fd = out[0];
+	s[1].fd = errp[0];
+	out[0] = errp[0] = -1;
+	supervise(pid, s, timeout_ms, grace_ms, r);
+	r->duration_us = cw_mono_us() - start;
+	r->out = s[0].buf.data;
+	r->out_len = s[0].buf.len;
+	r->out_total = s[0].total;
+	r->err = s[1].buf.data;
+	r->err_len = s[1].buf.len;
+	r->err_total = s[1].total;
+	memset(&s[0].buf, 0, sizeof(s[0].buf));
+	memset(&s[1].buf, 0, sizeof(s[1].buf));
+	rc = 0;
+out:
+	close_fd(&s[1].fd);
+	close_fd(&s[0].fd);
+	close_fd(&devnull);
+	close_fd(&rp[1]);
+	close_fd(&rp[0]);
+	close_fd(&errp[1]);
+	close_fd(&errp[0]);
+	close_fd(&out[1]);
+	close_fd(&out[0]);
+	cw_buf_free(&s[1].buf);
+	cw_buf_free(&s[0].buf);
+	env_free(&env);
+	target_free(&t);
+	return rc;
+}
+
+void cw_spawn_result_free(struct cw_spawn_result *r)
+{
+	if (!r)
+		return;
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}
