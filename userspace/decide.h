@@ -45,10 +45,13 @@ struct cw_verdict {
 };
 
 /* Counters as the decision sees them: for key, how many events fall in
- * (now - window, now] and the time of the oldest of them. */
+ * (now - window, now] (events stamped in the future count too: a clock that
+ * stepped back must not reopen a window) and, when count >= max, how long
+ * until count drops below max. Returns 0 or -errno. */
 struct cw_counter_view {
 	int (*window)(void *ctx, const char *key, int64_t window_us,
-		      int64_t now_us, int64_t *count, int64_t *oldest_us);
+		      int64_t now_us, int64_t max, int64_t *count,
+		      int64_t *retry_after_us);
 	void *ctx;
 };
 
