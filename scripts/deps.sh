@@ -11,7 +11,7 @@ PKGS=(
 	libcmocka-dev libmicrohttpd-dev
 	clang llvm bpftool
 	bats bats-assert bats-support
-	jq nodejs npm procps util-linux iproute2 python3
+	jq nodejs npm procps util-linux iproute2 python3 time strace
 )
 
 missing() {
