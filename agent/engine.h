@@ -2,7 +2,7 @@
 /*
  * engine: one tool call from arguments to result. Validates arguments,
  * decides, reserves rate-limit counters, audits, launches and reaps, in the
- * order design.md §3 gives. Shared by the MCP server and `cmdwarden exec`.
+ * order the layers meet a call. Shared by the MCP server and `cmdwarden exec`.
  */
 #ifndef CW_ENGINE_H
 #define CW_ENGINE_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * MCP server core, independent of transport: JSON-RPC 2.0 messages in,
- * responses out (design.md §8). One struct cw_mcp per MCP session.
+ * responses out. One struct cw_mcp per MCP session.
  */
 #ifndef CW_MCP_H
 #define CW_MCP_H

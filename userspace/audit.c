@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Audit log writer and verifier (design.md §9).
+ * Audit log writer and verifier.
  *
  * Every record is one line appended under an exclusive flock on the log, so
  * agents sharing the file form a single chain: each line carries the SHA-256

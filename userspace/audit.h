@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Audit log: JSON Lines (design.md §9). Each record gets ts, seq, type,
+ * Audit log: JSON Lines. Each record gets ts, seq, type,
  * invocation and prev (SHA-256 hex of the previous line, "" for the first).
  * Appended with O_APPEND under an exclusive flock, so several agents can
  * share one file and the chain stays intact; fsynced before returning.

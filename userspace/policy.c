@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Policy: parse, validate and compile a policy.json (design.md §6-7).
+ * Policy: parse, validate and compile a policy.json.
  *
  * Validation never stops at the first problem: every error is collected
  * with its JSON path, then mapped back to a line and column by re-scanning
@@ -30,7 +30,7 @@ extern const char cw_default_policy_json[], cw_default_policy_json_end[];
 #define WINDOW_MAX_S (366 * 86400)
 
 /*
- * The default sandbox profile (design.md §7), the one place it is defined.
+ * The default sandbox profile, the one place it is defined.
  *
  * It is used as is when run_command has no "sandbox" section, and it is the
  * base a "sandbox" section is applied to: every field given overrides the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Policy: parse, validate and compile a policy.json (design.md §6-7).
+ * Policy: parse, validate and compile a policy.json.
  *
  * A loaded policy is immutable and compiled: regexes are compiled, rules are
  * sorted for lookup, sandbox sections are filled with defaults, so deciding
@@ -96,7 +96,7 @@ struct cw_strv {
 	size_t n;
 };
 
-/* How an allowed run_command executes (design.md §7), defaults filled in. */
+/* How an allowed run_command executes, defaults filled in. */
 struct cw_sandbox {
 	char *user;		/* default "user" */
 	bool user_explicit;	/* the policy named the user */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Rate limits (design.md §6): exact sliding windows over an event log.
+ * Rate limits: exact sliding windows over an event log.
  *
  * The window arithmetic and the reservation protocol are written once, in
  * this file's first half. A store only answers "how many events of a key

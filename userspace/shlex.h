@@ -2,7 +2,7 @@
 /*
  * A static shell lexer for policy conditions: finds the program names of
  * every simple command in a bash command line without executing anything.
- * See design.md §6 (command.programs, command.opaque).
+ * It feeds the policy conditions command.programs and command.opaque.
  */
 #ifndef CW_SHLEX_H
 #define CW_SHLEX_H

@@ -28,7 +28,7 @@ static char *pass_names[] = { "LANG", "TERM" };
 static char *set_keys[] = { "PATH" };
 static char *set_vals[] = { "/usr/local/bin:/usr/bin:/bin" };
 
-/* The default profile of design.md §7, filled by hand. */
+/* The default sandbox profile, filled by hand. */
 static void sandbox_default(struct cw_sandbox *sb)
 {
 	memset(sb, 0, sizeof(*sb));
