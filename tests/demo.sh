@@ -8,15 +8,19 @@ cd "$(dirname "$0")/.."
 CW=${1:-build/cmdwarden}
 work=$(mktemp -d /tmp/cmdwarden-demo.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+RESP=""
 STATE=$work/state
 AUDIT=$work/audit.jsonl
 id=0
 
 bold() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
+# start STATE_DIR [SERVE_ARGS...]
 start() {
-	coproc CWP { "$CW" serve --state-dir "$STATE" --audit "$AUDIT" "$@" 2>"$work/stderr"; }
-	send '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}' >/dev/null
+	local state=$1
+	shift
+	coproc CWP { "$CW" serve --state-dir "$state" --audit "$AUDIT" "$@" 2>"$work/stderr"; }
+	send '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}'
 	printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"${CWP[1]}"
 }
 
@@ -25,12 +29,11 @@ stop() {
 	wait "$CWP_PID" || true
 }
 
-# send JSON: writes one request, prints the response line
+# send JSON: writes one request and reads its response into RESP (the
+# coprocess's descriptors exist only in this shell, not in pipelines)
 send() {
-	local line
 	printf '%s\n' "$1" >&"${CWP[1]}"
-	IFS= read -r line <&"${CWP[0]}"
-	printf '%s\n' "$line"
+	IFS= read -r RESP <&"${CWP[0]}"
 }
 
 run_command() {
@@ -39,9 +42,9 @@ run_command() {
 }
 
 show() {
-	jq -r 'if .result.isError then "  isError: true\n  " + .result.content[0].text
-	       else "  exit_code: \(.result.structuredContent.exit_code)\n  stdout: \(.result.structuredContent.stdout | gsub("\n"; "\n          "))" +
-	            (if .result.structuredContent.stderr != "" then "\n  stderr: \(.result.structuredContent.stderr)" else "" end)
+	printf '%s\n' "$RESP" | jq -r 'if .result.isError then "  isError: true\n  " + .result.content[0].text
+	       else "  exit_code: \(.result.structuredContent.exit_code)\n  stdout: \(.result.structuredContent.stdout | rtrimstr("\n") | gsub("\n"; "\n          "))" +
+	            (if .result.structuredContent.stderr != "" then "\n  stderr: \(.result.structuredContent.stderr | rtrimstr("\n"))" else "" end)
 	       end'
 }
 
@@ -49,46 +52,55 @@ echo "cmdwarden demo: $("$CW" version)"
 echo "state: $STATE   audit: $AUDIT"
 
 bold "Serving MCP over stdio with the embedded default policy (seed: run_command, 10 calls a minute)"
-start
-send '{"jsonrpc":"2.0","id":100,"method":"tools/list"}' | jq -r '"  tools: " + ([.result.tools[].name] | join(", "))'
+start "$STATE"
+send '{"jsonrpc":"2.0","id":100,"method":"tools/list"}'
+printf '%s\n' "$RESP" | jq -r '"  tools: " + ([.result.tools[].name] | join(", "))'
 
 bold "1. An allowed command runs as the sandbox user and returns its output"
 echo '  $ echo "hello from $(id -un)"; uname -s'
-run_command 'echo "hello from $(id -un)"; uname -s' | show
+run_command 'echo "hello from $(id -un)"; uname -s' 
+show
 
 bold "2. A tool the policy does not list is denied"
 id=$((id + 1))
 echo '  tools/call write_file {"path":"/etc/passwd"}'
-send "{\"jsonrpc\":\"2.0\",\"id\":$id,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\",\"arguments\":{\"path\":\"/etc/passwd\"}}}" | show
+send "{\"jsonrpc\":\"2.0\",\"id\":$id,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\",\"arguments\":{\"path\":\"/etc/passwd\"}}}" 
+show
 
 bold "3. seccomp blocks what a command has no business doing"
 echo '  $ unshare -U true   (a new user namespace)'
-run_command 'unshare -U true' | show
+run_command 'unshare -U true' 
+show
 
 bold "4. The 11th run_command within a minute is rate limited"
 for i in $(seq 3 10); do
-	run_command true >/dev/null
+	run_command true
 done
 echo '  (calls 3 to 10 ran `true`)'
 echo '  $ echo eleven'
-run_command 'echo eleven' | show
+run_command 'echo eleven' 
+show
 stop
 
 bold "5. Argument rules (policies/demo.json): a destructive command is denied, its twin runs"
-start --policy policies/demo.json
+# its own counters, so the rate limit above does not carry over
+start "$work/state-demo" --policy policies/demo.json
 echo '  $ /bin/r\m -rf /home/user    (quoting does not hide the program)'
-run_command '/bin/r\m -rf /home/user' | show
+run_command '/bin/r\m -rf /home/user' 
+show
 echo '  $ eval "$(echo cm0gLXJmIC8K | base64 -d)"'
-run_command 'eval "$(echo cm0gLXJmIC8K | base64 -d)"' | show
+run_command 'eval "$(echo cm0gLXJmIC8K | base64 -d)"' 
+show
 echo '  $ ls -d /usr/bin'
-run_command 'ls -d /usr/bin' | show
+run_command 'ls -d /usr/bin' 
+show
 stop
 
 bold "6. The audit log it wrote ($(wc -l <"$AUDIT") records, JSON Lines, hash-chained)"
 jq -r '"  #\(.seq) \(.type)\t\(.invocation // "-")  " +
 	(if .type == "decision" then "\(.tool) \(.verdict) (\(.rule))"
-	 elif .type == "launch" then "user=\(.user) seccomp=\(.layers.seccomp)"
-	 elif .type == "exit" then "exit_code=\(.exit_code) \(.duration_ms)ms"
+	 elif .type == "launch" then "shell=\(.shell) timeout=\(.timeout_ms)ms layers=\(.layers | to_entries | map(select(.value) | .key) | join(","))"
+	 elif .type == "exit" then "uid=\(.uid) exit_code=\(.exit_code) \(.duration_ms)ms"
 	 else "" end)' "$AUDIT"
 echo
 echo "  first record in full:"
