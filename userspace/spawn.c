@@ -45,6 +45,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -156,6 +157,10 @@ struct target {
 	char uidname[24];	/* the uid, when it has no passwd entry */
 	const char *home;
 	const char *login_shell;
+	/* Copies of the names when they come from the identity cache. */
+	char cuser[256];
+	char chome[PATH_MAX];
+	char cshell[PATH_MAX];
 };
 
 struct envv {
@@ -430,6 +435,109 @@ names:
 		t->home = "/";
 		t->login_shell = NULL;
 	}
+	return 0;
+}
+
+/*
+ * Account lookups go through NSS and cost about 100 us a call, a large part
+ * of a short command's overhead. The last resolution is reused while the
+ * request is the same and /etc/passwd and /etc/group are unchanged (same
+ * inode, size and change time); failures are never cached.
+ */
+struct id_cache {
+	pthread_mutex_t lock;
+	bool valid;
+	char name[256];
+	bool explicit_user;
+	uid_t euid;
+	struct stat passwd, group;
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;
+	size_t ngroups;
+	bool change_ids;
+	char user[256];
+	char home[PATH_MAX];
+	char shell[PATH_MAX];
+	bool has_shell;
+};
+
+static struct id_cache idc = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static int resolve_user_cached(const struct cw_sandbox *sb, struct target *t,
+			       struct cw_error *err)
+{
+	const char *name = sb->user && sb->user[0] ? sb->user : "user";
+	struct stat pw, gr;
+	bool files = stat("/etc/passwd", &pw) == 0 &&
+		     stat("/etc/group", &gr) == 0 && strlen(name) < 256;
+	uid_t euid = geteuid();
+	gid_t *g;
+	int rc;
+
+	pthread_mutex_lock(&idc.lock);
+	if (files && idc.valid && idc.euid == euid &&
+	    idc.explicit_user == sb->user_explicit &&
+	    strcmp(idc.name, name) == 0 && same_file(&idc.passwd, &pw) &&
+	    same_file(&idc.group, &gr)) {
+		g = idc.ngroups ? malloc(idc.ngroups * sizeof(*g)) : NULL;
+		if (!idc.ngroups || g) {
+			if (g)
+				memcpy(g, idc.groups, idc.ngroups * sizeof(*g));
+			t->groups = g;
+			t->ngroups = idc.ngroups;
+			t->uid = idc.uid;
+			t->gid = idc.gid;
+			t->change_ids = idc.change_ids;
+			memcpy(t->cuser, idc.user, sizeof(t->cuser));
+			memcpy(t->chome, idc.home, sizeof(t->chome));
+			memcpy(t->cshell, idc.shell, sizeof(t->cshell));
+			t->user = t->cuser;
+			t->home = t->chome;
+			t->login_shell = idc.has_shell ? t->cshell : NULL;
+			pthread_mutex_unlock(&idc.lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&idc.lock);
+
+	rc = resolve_user(sb, t, err);
+	if (rc < 0 || !files)
+		return rc;
+	g = t->ngroups ? malloc(t->ngroups * sizeof(*g)) : NULL;
+	if (t->ngroups && !g)
+		return 0; /* no cache this time; the lookup itself worked */
+	if (g)
+		memcpy(g, t->groups, t->ngroups * sizeof(*g));
+	pthread_mutex_lock(&idc.lock);
+	free(idc.groups);
+	idc.groups = g;
+	idc.ngroups = t->ngroups;
+	idc.uid = t->uid;
+	idc.gid = t->gid;
+	idc.change_ids = t->change_ids;
+	idc.euid = euid;
+	idc.explicit_user = sb->user_explicit;
+	idc.passwd = pw;
+	idc.group = gr;
+	snprintf(idc.name, sizeof(idc.name), "%s", name);
+	snprintf(idc.user, sizeof(idc.user), "%s", t->user);
+	snprintf(idc.home, sizeof(idc.home), "%s", t->home);
+	idc.has_shell = t->login_shell != NULL;
+	snprintf(idc.shell, sizeof(idc.shell), "%s",
+		 t->login_shell ? t->login_shell : "");
+	idc.valid = true;
+	pthread_mutex_unlock(&idc.lock);
 	return 0;
 }
 
@@ -1008,7 +1116,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	}
 	sb = o->sb;
 
-	rc = resolve_user(sb, &t, err);
+	rc = resolve_user_cached(sb, &t, err);
 	if (rc < 0)
 		goto out;
 	rc = build_env(o, &t, &env, err);

@@ -209,3 +209,22 @@ JSON
 	assert_failure
 	assert_output --partial 'required layer "landlock" is not available'
 }
+
+@test "an account removed while the agent runs is not used from a stale lookup" {
+	command -v useradd >/dev/null || skip "useradd is not installed"
+	u=cwtest$$
+	useradd -M -s /bin/sh "$u"
+	cat >"$T/p.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"user":"$u","cwd":"/"}}}}
+JSON
+	{
+		printf '%s\n' "$INIT" "$INITIALIZED" "$(call_json 1 'id -un')"
+		sleep 1
+		userdel "$u"
+		printf '%s\n' "$(call_json 2 'id -un')"
+	} | serve --policy "$T/p.json"
+	userdel "$u" 2>/dev/null || true
+	assert_equal "$(text 1 | jq -r .stdout)" "$u"
+	run text 2
+	assert_output --partial "user \"$u\" does not exist"
+}
