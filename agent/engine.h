@@ -34,6 +34,9 @@ struct cw_engine_opts {
 struct cw_policy *cw_engine_load_policy(const char *path,
 					struct cw_diag *diag);
 
+/* Legal but probably unintended constructs, as warnings. */
+void cw_engine_lint(const struct cw_policy *p, struct cw_diag *warn);
+
 struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 				 struct cw_diag *diag);
 void cw_engine_close(struct cw_engine *e);

@@ -21,6 +21,7 @@
 #include "mcp.h"
 #include "policy.h"
 #include "ratelimit.h"
+#include "seccomp.h"
 #include "stdio_transport.h"
 #include "version.h"
 
@@ -36,6 +37,7 @@ static void usage_main(FILE *f)
 		"  check    validate a policy file\n"
 		"  eval     decide one tool call without running it\n"
 		"  exec     decide and run one command, print its result as JSON\n"
+		"  seccomp-profile  print the default seccomp profile, a reason per group\n"
 		"  version  print the version\n"
 		"\n"
 		"`%s COMMAND --help` describes each command.\n",
@@ -99,8 +101,17 @@ static struct cw_engine *open_engine(const struct common *co)
 
 	cw_diag_init(&d);
 	e = cw_engine_open(&o, &d);
-	if (!e)
+	if (!e) {
 		print_diag(&d);
+	} else {
+		cw_engine_lint(cw_engine_policy(e), &d);
+		for (size_t i = 0; i < d.n; i++) {
+			char buf[1200];
+
+			cw_error_format(&d.items[i], buf, sizeof(buf));
+			fprintf(stderr, "%s: warning: %s\n", prog, buf);
+		}
+	}
 	cw_diag_free(&d);
 	return e;
 }
@@ -196,6 +207,17 @@ static int cmd_check(int argc, char **argv)
 	cw_diag_init(&d);
 	p = cw_engine_load_policy(policy, &d);
 	if (p) {
+		struct cw_diag w;
+		char buf[1200];
+		size_t i;
+
+		cw_diag_init(&w);
+		cw_engine_lint(p, &w);
+		for (i = 0; i < w.n; i++) {
+			cw_error_format(&w.items[i], buf, sizeof(buf));
+			fprintf(stderr, "%s: warning: %s\n", prog, buf);
+		}
+		cw_diag_free(&w);
 		printf("%s: ok\n", policy);
 	} else {
 		print_diag(&d);
@@ -407,6 +429,30 @@ out:
 	return ret;
 }
 
+static int cmd_seccomp_profile(int argc, char **argv)
+{
+	size_t g;
+
+	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+		printf("usage: %s seccomp-profile\n\n"
+		       "Prints the default seccomp profile as a Markdown table: each group,\n"
+		       "why an agent's command has no business there, and its syscalls.\n",
+		       prog);
+		return 0;
+	}
+	printf("| group | why it is denied | syscalls |\n|---|---|---|\n");
+	for (g = 0; g < cw_seccomp_ngroups; g++) {
+		const struct cw_seccomp_group *grp = &cw_seccomp_groups[g];
+		const char *const *sc;
+
+		printf("| %s | %s |", grp->name, grp->reason);
+		for (sc = grp->syscalls; *sc; sc++)
+			printf("%s%s", sc == grp->syscalls ? " " : ", ", *sc);
+		printf(" |\n");
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -428,6 +474,8 @@ int main(int argc, char **argv)
 		return cmd_eval(argc, argv);
 	if (strcmp(cmd, "exec") == 0)
 		return cmd_exec(argc, argv);
+	if (strcmp(cmd, "seccomp-profile") == 0)
+		return cmd_seccomp_profile(argc, argv);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("cmdwarden %s\n", CW_VERSION);
 		return 0;

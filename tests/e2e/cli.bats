@@ -120,3 +120,27 @@ JSON
 	assert_failure 2
 	assert_output --partial 'unknown command "frobnicate"'
 }
+
+@test "the README's seccomp table is what seccomp-profile prints" {
+	run "$CW" seccomp-profile
+	assert_success
+	assert_equal "$(sed -n '/seccomp-profile:begin/,/seccomp-profile:end/p' "$ROOT/README.md" | sed '1d;$d')" "$output"
+	assert_output --partial '| ptrace |'
+}
+
+@test "check warns when deny_if on command.programs needs every program to match" {
+	cat >"$T/p.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"deny_if":[
+  {"path":"command.programs","op":"regex","value":"^rm$"}]}}}
+JSON
+	run "$CW" check --policy "$T/p.json"
+	assert_success
+	assert_output --partial 'warning:'
+	assert_output --partial 'tools.run_command.deny_if[0]'
+	assert_output --partial 'use "contains"'
+	# and the trap is real: rm hides behind ls
+	run "$CW" eval --policy "$T/p.json" --tool run_command --args '{"command":"ls; rm x"}'
+	assert_success
+	run "$CW" check --policy "$ROOT/policies/demo.json"
+	refute_output --partial 'warning:'
+}
