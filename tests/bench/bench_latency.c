@@ -69,8 +69,10 @@ int main(int argc, char **argv)
 	fflush(out);
 	if (readline(in, line, sizeof(line)))
 		return 1;
+	/* Interleaved, so both see the same machine at the same moment. */
 	for (i = -10; i < n; i++) {
 		int64_t t0 = cw_mono_us();
+		pid_t c;
 
 		fprintf(out, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":{\"command\":\"true\"}}}\n",
 			i + 100);
@@ -83,6 +85,16 @@ int main(int argc, char **argv)
 		}
 		if (i >= 0)
 			agent[i] = cw_mono_us() - t0;
+
+		t0 = cw_mono_us();
+		c = fork();
+		if (c == 0) {
+			execl("/bin/bash", "bash", "-c", "true", (char *)NULL);
+			_exit(127);
+		}
+		waitpid(c, NULL, 0);
+		if (i >= 0)
+			bare[i] = cw_mono_us() - t0;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	st = fopen(path, "r");
@@ -95,18 +107,6 @@ int main(int argc, char **argv)
 	fclose(in);
 	waitpid(pid, NULL, 0);
 
-	for (i = -10; i < n; i++) {
-		int64_t t0 = cw_mono_us();
-		pid_t c = fork();
-
-		if (c == 0) {
-			execl("/bin/bash", "bash", "-c", "true", (char *)NULL);
-			_exit(127);
-		}
-		waitpid(c, NULL, 0);
-		if (i >= 0)
-			bare[i] = cw_mono_us() - t0;
-	}
 	report("agent_call", agent, n);
 	report("bare_fork_exec", bare, n);
 	printf("agent_peak_rss_kib %ld\n", hwm);
