@@ -5,7 +5,7 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 BUILD    ?= build
 CC       ?= gcc
-PKGS     := jansson libseccomp sqlite3 libsodium
+PKGS     := jansson libseccomp sqlite3 libsodium libbpf
 WERROR   ?= -Werror
 
 CFLAGS   ?= -O2 -g
@@ -16,6 +16,16 @@ CPPFLAGS += -iquote userspace -iquote agent -iquote bpf
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=undefined
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+BPF_ARCH ?= x86
+# BPF objects: uapi headers only, no vmlinux.h, so they load without kernel BTF.
+# clang -target bpf does not search the multiarch directory that holds
+# <asm/types.h>: add the host compiler's system directories after its own.
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS = -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) -Wall $(WERROR) \
+	     -I $(BUILD)/bpf -I bpf $(CLANG_BPF_SYS_INCLUDES)
 
 ifeq ($(V),1)
 Q :=
@@ -55,6 +65,21 @@ $(BUILD)/asan/%.o: %.c $(wildcard userspace/*.h agent/*.h bpf/*.h) | deps-check
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -c $< -o $@
+
+# eBPF: bpf/X.bpf.c -> build/bpf/X.bpf.o -> build/bpf/X.skel.h, included by
+# the userspace loader (userspace/bpfnet.c).
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) | deps-check
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+BPFNET_OBJS := $(BUILD)/obj/userspace/bpfnet.o $(BUILD)/asan/userspace/bpfnet.o
+$(BPFNET_OBJS): $(BUILD)/bpf/net.skel.h
+$(BPFNET_OBJS): CPPFLAGS += -iquote $(BUILD)/bpf
 
 $(BUILD)/obj/userspace/default_policy.o: userspace/default_policy.S policies/e2b-run-command.json
 	$(call msg,AS,$@)

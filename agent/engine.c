@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -13,7 +14,9 @@
 #include "audit.h"
 #include "engine.h"
 #include "json.h"
+#include "version.h"
 #include "ratelimit.h"
+#include "probe.h"
 #include "seccomp.h"
 
 #define MAX_ENVS 256
@@ -26,65 +29,108 @@ struct cw_engine {
 	struct cw_audit *audit;
 };
 
+/* Which probed features each layer needs, and whether this build
+ * enforces it at all. */
 struct layer {
 	const char *name;
 	unsigned bit;
-	/* NULL when available, else why not. */
-	const char *(*why_missing)(void);
+	bool built;
+	enum cw_feature need[5];
+	size_t nneed;
 };
-
-static const char *seccomp_missing(void)
-{
-	unsigned int action = SECCOMP_RET_ERRNO;
-
-	/* Asking the kernel whether it knows an action proves filter mode. */
-	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0)
-		return NULL;
-	if (errno == ENOSYS || errno == EINVAL)
-		return "the kernel has no seccomp filter support (CONFIG_SECCOMP_FILTER)";
-	return "seccomp(SECCOMP_GET_ACTION_AVAIL) failed";
-}
-
-static const char *not_in_build(void)
-{
-	return "this version of cmdwarden does not enforce this layer yet";
-}
 
 static const struct layer layers[] = {
-	{ "seccomp", CW_LAYER_SECCOMP, seccomp_missing },
-	{ "landlock", CW_LAYER_LANDLOCK, not_in_build },
-	{ "bpf_net", CW_LAYER_BPF_NET, not_in_build },
-	{ "cgroup", CW_LAYER_CGROUP, not_in_build },
+	{ "seccomp", CW_LAYER_SECCOMP, true, { CW_FEAT_SECCOMP }, 1 },
+	{ "landlock", CW_LAYER_LANDLOCK, false, { CW_FEAT_LANDLOCK }, 1 },
+	{ "bpf_net", CW_LAYER_BPF_NET, false,
+	  { CW_FEAT_CGROUP2, CW_FEAT_BPF_CGROUP_SOCK_ADDR,
+	    CW_FEAT_BPF_CGROUP_SOCK, CW_FEAT_BPF_CGROUP_SKB,
+	    CW_FEAT_BPF_RINGBUF }, 5 },
+	{ "cgroup", CW_LAYER_CGROUP, false, { CW_FEAT_CGROUP2 }, 1 },
 };
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static struct cw_probe probe;
+
+static void run_probe(void)
+{
+	cw_probe_run(&probe);
+}
+
+const struct cw_probe *cw_engine_probe(void)
+{
+	pthread_once(&probe_once, run_probe);
+	return &probe;
+}
+
+/* NULL when the layer can be used, else why not. */
+static const char *layer_missing(const struct layer *l, char *buf,
+				 size_t len)
+{
+	const struct cw_probe *p = cw_engine_probe();
+	size_t i;
+
+	if (!l->built)
+		return "this version of cmdwarden does not enforce this layer yet";
+	for (i = 0; i < l->nneed; i++) {
+		const struct cw_probe_item *it = &p->item[l->need[i]];
+
+		if (!it->ok) {
+			snprintf(buf, len, "%s: %s", cw_probe_name(l->need[i]),
+				 it->detail);
+			return buf;
+		}
+	}
+	return NULL;
+}
 
 json_t *cw_engine_layers(void)
 {
 	json_t *o = json_object();
+	char why[256];
 	size_t i;
 
 	for (i = 0; o && i < CW_ARRAY_SIZE(layers); i++)
 		json_object_set_new(o, layers[i].name,
-				    json_boolean(!layers[i].why_missing()));
+				    json_boolean(!layer_missing(&layers[i], why,
+								sizeof(why))));
 	return o;
+}
+
+void cw_engine_layer_warnings(const struct cw_policy *p, struct cw_diag *warn)
+{
+	const struct cw_sandbox *sb = cw_policy_sandbox(p);
+	char why[256];
+	const char *m;
+	size_t i;
+
+	for (i = 0; i < CW_ARRAY_SIZE(layers); i++) {
+		if (sb->require_layers & layers[i].bit)
+			continue;
+		m = layer_missing(&layers[i], why, sizeof(why));
+		if (m)
+			cw_diag_add(warn, p->source, 0, 0, "", "layer \"%s\" is not available and commands run without it: %s",
+				    layers[i].name, m);
+	}
 }
 
 static void check_layers(const struct cw_policy *p, const char *source,
 			 struct cw_diag *diag)
 {
 	const struct cw_sandbox *sb = cw_policy_sandbox(p);
+	char why[256];
+	const char *m;
 	size_t i;
 
 	for (i = 0; i < CW_ARRAY_SIZE(layers); i++) {
-		const char *why;
-
 		if (!(sb->require_layers & layers[i].bit))
 			continue;
-		why = layers[i].why_missing();
-		if (why)
+		m = layer_missing(&layers[i], why, sizeof(why));
+		if (m)
 			cw_diag_add(diag, source, 0, 0,
 				    "tools.run_command.sandbox.require_layers",
 				    "required layer \"%s\" is not available: %s; remove it from require_layers to run without it",
-				    layers[i].name, why);
+				    layers[i].name, m);
 	}
 }
 
@@ -147,6 +193,7 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 	struct cw_error err;
 	const char *state = o->state_dir ? o->state_dir : CW_DEFAULT_STATE_DIR;
 	const char *audit = o->audit_path ? o->audit_path : CW_DEFAULT_AUDIT;
+	json_t *rec;
 
 	e = calloc(1, sizeof(*e));
 	if (!e) {
@@ -172,6 +219,23 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 		cw_diag_add(diag, "", 0, 0, "", "audit log: %s", err.text);
 		goto fail;
 	}
+	/* What protects the calls of this run, once, for the audit reader. */
+	rec = json_pack("{s:s, s:s, s:i, s:o, s:o}", "event", "start",
+			"version", CW_VERSION, "pid", (int)getpid(), "probe",
+			cw_probe_json(cw_engine_probe()), "layers",
+			cw_engine_layers());
+	if (rec)
+		json_object_set_new(rec, "policy",
+				    json_string(o->policy_path ?
+							o->policy_path :
+							"<embedded>"));
+	if (!rec || cw_audit_write(e->audit, "agent", NULL, rec, &err) < 0) {
+		json_decref(rec);
+		cw_diag_add(diag, "", 0, 0, "", "audit log: %s",
+			    rec ? err.text : "out of memory");
+		goto fail;
+	}
+	json_decref(rec);
 	return e;
 fail:
 	cw_engine_close(e);

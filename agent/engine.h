@@ -13,6 +13,7 @@
 
 #include "decide.h"
 #include "policy.h"
+#include "probe.h"
 #include "spawn.h"
 #include "util.h"
 
@@ -72,5 +73,12 @@ json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended);
 
 /* Layer availability for this kernel and build, as a JSON object. */
 json_t *cw_engine_layers(void);
+
+/* The probe of this kernel, run once per process. */
+const struct cw_probe *cw_engine_probe(void);
+
+/* Layers the policy does not require but that are unavailable: they are
+ * skipped, and said so once at start. */
+void cw_engine_layer_warnings(const struct cw_policy *p, struct cw_diag *warn);
 
 #endif

@@ -20,6 +20,7 @@
 #include "json.h"
 #include "mcp.h"
 #include "policy.h"
+#include "probe.h"
 #include "ratelimit.h"
 #include "seccomp.h"
 #include "stdio_transport.h"
@@ -37,6 +38,7 @@ static void usage_main(FILE *f)
 		"  check    validate a policy file\n"
 		"  eval     decide one tool call without running it\n"
 		"  exec     decide and run one command, print its result as JSON\n"
+		"  probe    which kernel layers this kernel and process can use\n"
 		"  seccomp-profile  print the default seccomp profile, a reason per group\n"
 		"  version  print the version\n"
 		"\n"
@@ -93,7 +95,8 @@ static bool common_opt(int c, struct common *co)
 	return false;
 }
 
-static struct cw_engine *open_engine(const struct common *co)
+/* serve says once which layers are off; exec stays quiet about them. */
+static struct cw_engine *open_engine(const struct common *co, bool warn_layers)
 {
 	struct cw_engine_opts o = { co->policy, co->state_dir, co->audit };
 	struct cw_engine *e;
@@ -105,6 +108,8 @@ static struct cw_engine *open_engine(const struct common *co)
 		print_diag(&d);
 	} else {
 		cw_engine_lint(cw_engine_policy(e), &d);
+		if (warn_layers)
+			cw_engine_layer_warnings(cw_engine_policy(e), &d);
 		for (size_t i = 0; i < d.n; i++) {
 			char buf[1200];
 
@@ -154,7 +159,7 @@ static int cmd_serve(int argc, char **argv)
 			return 2;
 		}
 	}
-	e = open_engine(&co);
+	e = open_engine(&co, true);
 	if (!e)
 		return 1;
 	m = cw_mcp_new(e, "local", "");
@@ -397,7 +402,7 @@ static int cmd_exec(int argc, char **argv)
 		json_object_set_new(args, "cwd", json_string(cwd));
 	if (timeout > 0)
 		json_object_set_new(args, "timeout", json_real(timeout));
-	e = open_engine(&co);
+	e = open_engine(&co, false);
 	if (!e)
 		goto out;
 	call.args = args;
@@ -427,6 +432,63 @@ out:
 	json_decref(args);
 	cw_buf_free(&cmd);
 	return ret;
+}
+
+static int cmd_probe(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct cw_probe *p;
+	bool as_json = false;
+	json_t *j;
+	char *s;
+	int c, f;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			as_json = true;
+			break;
+		case OPT_HELP:
+			printf("usage: %s probe [--json]\n\n"
+			       "Tries each kernel feature cmdwarden can use and prints yes or no with\n"
+			       "what was found or why not. CW_PROBE_DISABLE=name,... forces features\n"
+			       "off (for tests).\n", prog);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	p = cw_engine_probe();
+	if (as_json) {
+		j = cw_probe_json(p);
+		json_object_set_new(j, "layers", cw_engine_layers());
+		s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+		json_decref(j);
+		if (!s)
+			return 1;
+		puts(s);
+		free(s);
+		return 0;
+	}
+	for (f = 0; f < CW_FEAT_COUNT; f++)
+		printf("%-22s %-3s %s\n", cw_probe_name(f),
+		       p->item[f].ok ? "yes" : "no", p->item[f].detail);
+	j = cw_engine_layers();
+	printf("\nlayers:");
+	{
+		const char *k;
+		json_t *v;
+
+		json_object_foreach(j, k, v)
+			printf(" %s=%s", k, json_is_true(v) ? "on" : "off");
+	}
+	printf("\n");
+	json_decref(j);
+	return 0;
 }
 
 static int cmd_seccomp_profile(int argc, char **argv)
@@ -474,6 +536,8 @@ int main(int argc, char **argv)
 		return cmd_eval(argc, argv);
 	if (strcmp(cmd, "exec") == 0)
 		return cmd_exec(argc, argv);
+	if (strcmp(cmd, "probe") == 0)
+		return cmd_probe(argc, argv);
 	if (strcmp(cmd, "seccomp-profile") == 0)
 		return cmd_seccomp_profile(argc, argv);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

@@ -26,7 +26,8 @@ setup() {
 @test "records carry ts, a gapless seq and a hash chain" {
 	mcp -- "$(call_json 1 true)" "$(call_json 2 false)"
 	run jq -r '.seq' "$AUDIT"
-	assert_output "$(seq 1 6)"
+	# the agent's start record, then three per call
+	assert_output "$(seq 1 7)"
 	jq -r '.ts' "$AUDIT" | grep -Evq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$' && fail "bad ts"
 	assert_equal "$(head -1 "$AUDIT" | jq -r .prev)" ""
 	# each prev is the SHA-256 of the line before it
@@ -94,4 +95,15 @@ setup() {
 	run text 2
 	assert_output --partial 'audit log cannot be written'
 	assert_output --partial 'No space left on device'
+}
+
+@test "the agent records its start with the probe and the layers in force" {
+	mcp -- "$(call_json 1 true)"
+	run jq -c 'select(.type == "agent")' "$AUDIT"
+	assert_equal "$(jq -r .event <<<"$output")" start
+	assert_equal "$(jq -r .policy <<<"$output")" '<embedded>'
+	assert_equal "$(jq -r .probe.features.seccomp.ok <<<"$output")" true
+	assert_equal "$(jq -r .layers.seccomp <<<"$output")" true
+	# the launch record carries the same layers
+	assert_equal "$(jq -c 'select(.type == "launch") | .layers' "$AUDIT")" "$(jq -c .layers <<<"$output")"
 }

@@ -144,3 +144,36 @@ JSON
 	run "$CW" check --policy "$ROOT/policies/demo.json"
 	refute_output --partial 'warning:'
 }
+
+@test "probe --json lists every feature and layer" {
+	run "$CW" probe --json
+	assert_success
+	for f in seccomp seccomp_notify landlock cgroup2 cgroup_v1_memory cgroup_v1_pids \
+		bpf_cgroup_sock_addr bpf_cgroup_sock bpf_cgroup_skb bpf_ringbuf kernel_btf \
+		bpf_tracepoint bpf_lsm fanotify; do
+		assert_equal "$(jq -r ".features.$f.ok | type" <<<"$output")" boolean
+		[ -n "$(jq -r ".features.$f.detail" <<<"$output")" ] || fail "$f has no detail"
+	done
+	assert_equal "$(jq -r '.layers.seccomp' <<<"$output")" true
+	run "$CW" probe
+	assert_success
+	assert_output --regexp 'seccomp +yes'
+}
+
+@test "a required layer the probe reports missing refuses the policy; its twin loads" {
+	cat >"$T/p.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"require_layers":["seccomp"]}}}}
+JSON
+	CW_PROBE_DISABLE=seccomp run "$CW" check --policy "$T/p.json"
+	assert_failure 1
+	assert_output --partial 'required layer "seccomp" is not available: seccomp: disabled by CW_PROBE_DISABLE'
+	run "$CW" check --policy "$T/p.json"
+	assert_success
+}
+
+@test "an unavailable layer the policy does not require is warned about at start" {
+	printf '%s\n' "$INIT" | CW_PROBE_DISABLE=landlock serve
+	run cat "$T/err"
+	assert_output --partial 'warning:'
+	assert_output --partial 'layer "landlock" is not available'
+}
