@@ -12,9 +12,9 @@ setup() {
 }
 
 @test "the SDK client initializes, lists, calls, and sees a denial" {
-	run node "$BATS_TEST_DIRNAME/sdk-client.mjs" "$CW" --state-dir "$STATE" --audit "$AUDIT"
-	assert_success
-	json=$output
+	# the server's diagnostics (its stderr) stay apart from the client's JSON
+	json=$(node "$BATS_TEST_DIRNAME/sdk-client.mjs" "$CW" --state-dir "$STATE" --audit "$AUDIT" 2>"$T/sdk.err") ||
+		fail "the SDK client failed: $(cat "$T/sdk.err")"
 	assert_equal "$(jq -r .server.name <<<"$json")" cmdwarden
 	assert_equal "$(jq -c .tools <<<"$json")" '["run_command"]'
 	assert_equal "$(jq -r .allowed.structuredContent.stdout <<<"$json")" from-sdk
