@@ -24,8 +24,9 @@ BPF_ARCH ?= x86
 # <asm/types.h>: add the host compiler's system directories after its own.
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
-BPF_CFLAGS = -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) -Wall $(WERROR) \
-	     -I $(BUILD)/bpf -I bpf $(CLANG_BPF_SYS_INCLUDES)
+BPF_CFLAGS = -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) \
+	     -Wall -Wextra $(WERROR) -I $(BUILD)/bpf -I bpf \
+	     $(CLANG_BPF_SYS_INCLUDES)
 
 ifeq ($(V),1)
 Q :=

@@ -14,6 +14,7 @@
 #include "audit.h"
 #include "engine.h"
 #include "json.h"
+#include "landlock.h"
 #include "version.h"
 #include "ratelimit.h"
 #include "probe.h"
@@ -25,6 +26,7 @@
 struct cw_engine {
 	struct cw_policy *policy;
 	struct cw_seccomp_prog *seccomp;
+	struct cw_landlock *landlock;	/* NULL when the layer is off */
 	struct cw_rate_store *rates;
 	struct cw_audit *audit;
 };
@@ -41,7 +43,7 @@ struct layer {
 
 static const struct layer layers[] = {
 	{ "seccomp", CW_LAYER_SECCOMP, true, { CW_FEAT_SECCOMP }, 1 },
-	{ "landlock", CW_LAYER_LANDLOCK, false, { CW_FEAT_LANDLOCK }, 1 },
+	{ "landlock", CW_LAYER_LANDLOCK, true, { CW_FEAT_LANDLOCK }, 1 },
 	{ "bpf_net", CW_LAYER_BPF_NET, false,
 	  { CW_FEAT_CGROUP2, CW_FEAT_BPF_CGROUP_SOCK_ADDR,
 	    CW_FEAT_BPF_CGROUP_SOCK, CW_FEAT_BPF_CGROUP_SKB,
@@ -84,6 +86,17 @@ static const char *layer_missing(const struct layer *l, char *buf,
 	return NULL;
 }
 
+static bool layer_on(unsigned bit)
+{
+	char why[256];
+	size_t i;
+
+	for (i = 0; i < CW_ARRAY_SIZE(layers); i++)
+		if (layers[i].bit == bit)
+			return !layer_missing(&layers[i], why, sizeof(why));
+	return false;
+}
+
 json_t *cw_engine_layers(void)
 {
 	json_t *o = json_object();
@@ -94,6 +107,21 @@ json_t *cw_engine_layers(void)
 		json_object_set_new(o, layers[i].name,
 				    json_boolean(!layer_missing(&layers[i], why,
 								sizeof(why))));
+	return o;
+}
+
+json_t *cw_engine_layers_off(void)
+{
+	json_t *o = json_object();
+	char why[256];
+	const char *m;
+	size_t i;
+
+	for (i = 0; o && i < CW_ARRAY_SIZE(layers); i++) {
+		m = layer_missing(&layers[i], why, sizeof(why));
+		if (m)
+			json_object_set_new(o, layers[i].name, json_string(m));
+	}
 	return o;
 }
 
@@ -208,6 +236,15 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 		cw_diag_add(diag, "", 0, 0, "", "seccomp: %s", err.text);
 		goto fail;
 	}
+	if (layer_on(CW_LAYER_LANDLOCK)) {
+		e->landlock = cw_landlock_build(cw_policy_sandbox(e->policy),
+						cw_landlock_abi(), &err);
+		if (!e->landlock) {
+			cw_diag_add(diag, "", 0, 0, err.path, "landlock: %s",
+				    err.text);
+			goto fail;
+		}
+	}
 	e->rates = cw_rate_open_sqlite(state, &err);
 	if (!e->rates) {
 		cw_diag_add(diag, "", 0, 0, "", "rate-limit store: %s",
@@ -248,6 +285,7 @@ void cw_engine_close(struct cw_engine *e)
 		return;
 	cw_audit_close(e->audit);
 	cw_rate_close(e->rates);
+	cw_landlock_free(e->landlock);
 	cw_seccomp_free(e->seccomp);
 	cw_policy_free(e->policy);
 	free(e);
@@ -609,12 +647,28 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		goto out;
 	}
 
+	/* Rules name files as they were: rebuild when one was replaced. */
+	if (e->landlock && cw_landlock_stale(e->landlock)) {
+		struct cw_landlock *fresh = cw_landlock_build(
+			sb, cw_landlock_abi(), &err);
+
+		if (!fresh) {
+			cw_rate_release(e->rates, r->invocation, NULL);
+			fail(r, "could not rebuild the Landlock ruleset", &err);
+			goto out;
+		}
+		cw_landlock_free(e->landlock);
+		e->landlock = fresh;
+	}
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:s}", "tool",
 			call->tool, "user", sb->user, "shell", sb->shell,
 			"cwd", ra.has_cwd ? ra.cwd : sb->cwd, "timeout_ms",
 			(json_int_t)ra.timeout_ms, "layers",
 			cw_engine_layers(), "seccomp_profile",
 			sb->seccomp.profile);
+	if (rec && e->landlock)
+		json_object_set_new(rec, "landlock",
+				    cw_landlock_describe(e->landlock));
 	if (!rec || audit(e, r, "launch", rec, CW_AUDIT_DEFER_SYNC, &err) < 0) {
 		if (!rec)
 			cw_error_set(&err, "out of memory");
@@ -630,6 +684,7 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	so.env_extra = (const char *const *)ra.env;
 	so.timeout_ms = ra.timeout_ms;
 	so.seccomp = e->seccomp;
+	so.landlock = e->landlock;
 	so.on_launch = on_launch;
 	so.ctx = &launched;
 	ret = cw_spawn_run(&so, &r->run, &err);

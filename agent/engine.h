@@ -74,6 +74,9 @@ json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended);
 /* Layer availability for this kernel and build, as a JSON object. */
 json_t *cw_engine_layers(void);
 
+/* The layers that are off, each with why: {"cgroup": "..."}. */
+json_t *cw_engine_layers_off(void);
+
 /* The probe of this kernel, run once per process. */
 const struct cw_probe *cw_engine_probe(void);
 

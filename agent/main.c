@@ -466,6 +466,7 @@ static int cmd_probe(int argc, char **argv)
 	if (as_json) {
 		j = cw_probe_json(p);
 		json_object_set_new(j, "layers", cw_engine_layers());
+		json_object_set_new(j, "layers_off", cw_engine_layers_off());
 		s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 		json_decref(j);
 		if (!s)
@@ -485,8 +486,12 @@ static int cmd_probe(int argc, char **argv)
 
 		json_object_foreach(j, k, v)
 			printf(" %s=%s", k, json_is_true(v) ? "on" : "off");
+		printf("\n");
+		json_decref(j);
+		j = cw_engine_layers_off();
+		json_object_foreach(j, k, v)
+			printf("  %s is off: %s\n", k, json_string_value(v));
 	}
-	printf("\n");
 	json_decref(j);
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <seccomp.h>
@@ -259,6 +260,18 @@ static int build_rules(scmp_filter_ctx ctx, const struct cw_sandbox *sb,
 		rc = add_deny(ctx, deny->v[i], false, err);
 		if (rc < 0)
 			return rc;
+	}
+	/* network.raw_sockets false: cgroup-BPF sees only IPv4 and IPv6
+	 * sockets, so packet sockets are refused here. */
+	if (!sb->network.raw_sockets && !strv_has(deny, "socket", deny->n)) {
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+				      SCMP_SYS(socket), 1,
+				      SCMP_A0(SCMP_CMP_EQ, AF_PACKET));
+		if (rc < 0) {
+			cw_error_set(err, "seccomp rule for packet sockets: %s",
+				     strerror(-rc));
+			return rc;
+		}
 	}
 	return 0;
 }

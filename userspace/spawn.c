@@ -48,6 +48,7 @@
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,8 @@ enum child_step {
 	STEP_NO_NEW_PRIVS,
 	STEP_SECCOMP,
 	STEP_EXECVE,
+	STEP_CGROUP,
+	STEP_LANDLOCK,
 };
 
 struct child_report {
@@ -141,6 +144,11 @@ struct plan {
 	int maxfd;
 	pid_t ppid;
 	const struct cw_seccomp_prog *seccomp;
+	const struct cw_landlock *landlock;
+	int fd_landlock;	/* kept open until applied; -1 when none */
+	const int *join;	/* cgroup.procs descriptors to write "0" to */
+	size_t njoin;
+	int join_v2;		/* the v2 one, when clone3 could not place us */
 };
 
 /* The target user, resolved in the parent. */
@@ -197,15 +205,37 @@ child_fail(int fd, int step, int err, long arg)
 	_exit(127);
 }
 
-static void close_others(int keep, int maxfd)
+/* Closes every descriptor from 3 up but the two kept ones (-1: none). */
+static void close_others(int keep1, int keep2, int maxfd)
 {
-	int fd;
+	unsigned int lo = 3, k[2];
+	int fd, n = 0, i;
 
-	if ((keep == 3 || syscall(SYS_close_range, 3U, keep - 1U, 0U) == 0) &&
-	    syscall(SYS_close_range, keep + 1U, ~0U, 0U) == 0)
-		return;
+	if (keep1 >= 3)
+		k[n++] = (unsigned int)keep1;
+	if (keep2 >= 3 && keep2 != keep1)
+		k[n++] = (unsigned int)keep2;
+	if (n == 2 && k[0] > k[1]) {
+		unsigned int t = k[0];
+
+		k[0] = k[1];
+		k[1] = t;
+	}
+	for (i = 0; i <= n; i++) {
+		unsigned int hi = i < n ? k[i] : 0;
+
+		if (i < n && hi == lo) {
+			lo = hi + 1;
+			continue;
+		}
+		if (syscall(SYS_close_range, lo, i < n ? hi - 1 : ~0U, 0U) != 0)
+			goto fallback;
+		lo = hi + 1;
+	}
+	return;
+fallback:
 	for (fd = 3; fd < maxfd; fd++)
-		if (fd != keep)
+		if (fd != keep1 && fd != keep2)
 			close(fd);
 }
 
@@ -256,12 +286,18 @@ static void __attribute__((noreturn)) child_run(const struct plan *pl)
 
 	if (setsid() < 0)
 		child_fail(fd, STEP_SETSID, errno, 0);
+	/* Join the call's cgroups before anything can fork. */
+	for (i = 0; i < pl->njoin; i++)
+		if (write(pl->join[i], "0", 1) != 1)
+			child_fail(fd, STEP_CGROUP, errno, 0);
+	if (pl->join_v2 >= 0 && write(pl->join_v2, "0", 1) != 1)
+		child_fail(fd, STEP_CGROUP, errno, 0);
 	/* The parent moved all four descriptors above 2, so none of the
 	 * dup2 calls overwrites a later source. */
 	if (dup2(pl->fd_in, 0) < 0 || dup2(pl->fd_out, 1) < 0 ||
 	    dup2(pl->fd_err, 2) < 0)
 		child_fail(fd, STEP_DUP2, errno, 0);
-	close_others(fd, pl->maxfd);
+	close_others(fd, pl->fd_landlock, pl->maxfd);
 	reset_signals(fd);
 	for (i = 0; i < pl->nlim; i++)
 		if (setrlimit(pl->lim[i].resource, &pl->lim[i].rl) < 0)
@@ -277,6 +313,11 @@ static void __attribute__((noreturn)) child_run(const struct plan *pl)
 		child_fail(fd, STEP_PARENT_GONE, ESRCH, 0);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(fd, STEP_NO_NEW_PRIVS, errno, 0);
+	if (pl->landlock) {
+		rc = cw_landlock_apply(pl->landlock);
+		if (rc < 0)
+			child_fail(fd, STEP_LANDLOCK, -rc, 0);
+	}
 	if (pl->seccomp) {
 		rc = cw_seccomp_install(pl->seccomp);
 		if (rc < 0)
@@ -789,6 +830,12 @@ static void report_error(const struct child_report *rep,
 	case STEP_SECCOMP:
 		cw_error_set(err, "seccomp: %s", es);
 		break;
+	case STEP_CGROUP:
+		cw_error_set(err, "joining the call's cgroup: %s", es);
+		break;
+	case STEP_LANDLOCK:
+		cw_error_set(err, "landlock_restrict_self: %s", es);
+		break;
 	default:
 		cw_error_set(err, "launch step %d: %s", rep->step, es);
 		break;
@@ -1083,6 +1130,44 @@ static void supervise(pid_t pid, struct stream s[2], int64_t timeout_ms,
 
 /* ------------------------------------------------------------------ */
 
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack,
+		stack_size, tls, set_tid, set_tid_size, cgroup;
+};
+
+/*
+ * Starts the child, in the call's cgroup from its first instruction when
+ * asked: clone3 with CLONE_INTO_CGROUP, so not even a fork the command
+ * makes at once can land outside it. Kernels without it (before 5.7) get
+ * fork, and the child writes itself into cgroup.procs before anything
+ * else. Returns like fork().
+ */
+static pid_t start_child(const struct cw_spawn_opts *o, struct plan *pl,
+			 int *v2procs)
+{
+	struct clone3_args ca;
+	long pid;
+
+	if (!o->into_cgroup)
+		return fork();
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_INTO_CGROUP;
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = (uint64_t)o->cgroup_fd;
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL))
+		return (pid_t)pid;
+	*v2procs = openat(o->cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+	if (*v2procs < 0)
+		return -1;
+	pl->join_v2 = *v2procs;
+	return fork();
+}
+
 int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 		 struct cw_error *err)
 {
@@ -1094,7 +1179,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	struct rlimit nofile;
 	sigset_t all, old;
 	int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, rp[2] = { -1, -1 };
-	int devnull = -1, rc, i;
+	int devnull = -1, v2procs = -1, rc, i;
 	int64_t timeout_ms, grace_ms, sb_ms, start;
 	const struct cw_sandbox *sb;
 	const char *argv[4];
@@ -1170,15 +1255,21 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 		   nofile.rlim_cur < INT_MAX ? (int)nofile.rlim_cur : 65536;
 	pl.ppid = getpid();
 	pl.seccomp = o->seccomp;
+	pl.landlock = o->landlock;
+	pl.fd_landlock = o->landlock ? cw_landlock_fd(o->landlock) : -1;
+	pl.join = o->join_fds;
+	pl.njoin = o->njoin;
+	pl.join_v2 = -1;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	start = cw_mono_us();
-	pid = fork();
+	pid = start_child(o, &pl, &v2procs);
 	if (pid == 0)
 		child_run(&pl);
 	rc = pid < 0 ? -errno : 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	close_fd(&v2procs);
 	if (rc < 0) {
 		cw_error_set(err, "fork: %s", errstr(-rc, eb, sizeof(eb)));
 		goto out;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "landlock.h"
 #include "policy.h"
 #include "seccomp.h"
 #include "util.h"
@@ -28,6 +29,15 @@ struct cw_spawn_opts {
 	int64_t timeout_ms;	/* <= 0: sb->timeout_s */
 	int64_t kill_grace_ms;	/* SIGTERM to SIGKILL; <= 0: 2000 */
 	const struct cw_seccomp_prog *seccomp; /* NULL: no filter */
+	/* Kernel layers prepared by the caller; all optional. */
+	const struct cw_landlock *landlock; /* after no_new_privs, before
+					     * seccomp */
+	bool into_cgroup;	/* start the child in cgroup_fd (clone3 with
+				 * CLONE_INTO_CGROUP, else it joins itself) */
+	int cgroup_fd;		/* a cgroup v2 directory */
+	const int *join_fds;	/* cgroup.procs files (v1) the child writes
+				 * "0" to before anything else */
+	size_t njoin;
 	/* Called in the parent once the child has exec'd. */
 	void (*on_launch)(void *ctx, pid_t pid, uid_t uid, gid_t gid,
 			  const char *cwd);

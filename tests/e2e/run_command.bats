@@ -205,9 +205,13 @@ JSON
 }
 
 @test "a policy requiring a missing layer is refused at load, naming it" {
-	run "$CW" serve --policy "$ROOT/tests/e2e/policies/missing-layer.json" --state-dir "$STATE" --audit "$AUDIT" </dev/null
+	CW_PROBE_DISABLE=landlock run "$CW" serve --policy "$ROOT/tests/e2e/policies/missing-layer.json" --state-dir "$STATE" --audit "$AUDIT" </dev/null
 	assert_failure
-	assert_output --partial 'required layer "landlock" is not available'
+	assert_output --partial 'required layer "landlock" is not available: landlock: disabled by CW_PROBE_DISABLE'
+	# the twin: the same policy loads where the layer exists
+	[ "$("$CW" probe --json | jq -r .layers.landlock)" = true ] || skip "landlock is not available here"
+	run "$CW" check --policy "$ROOT/tests/e2e/policies/missing-layer.json"
+	assert_success
 }
 
 @test "an account removed while the agent runs is not used from a stale lookup" {

@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Network enforcement for run_command calls: cgroup-BPF programs attached
+ * once, with BPF_F_ALLOW_MULTI links, to <own>/calls, the parent of every
+ * call cgroup. A call is configured by map entries keyed by its cgroup id;
+ * a cgroup without an entry in "calls" is not touched (return 1).
+ *
+ * Programs (uapi contexts only, no kernel BTF, no CO-RE; Linux 6.1 rules):
+ *   cgroup/connect4, connect6   address+port rules, then max_connections
+ *   cgroup/sendmsg4, sendmsg6   address+port rules for unconnected UDP
+ *   cgroup/bind4, bind6         address+port rules on the local address
+ *   cgroup/sock_create          raw_sockets (SOCK_RAW of IPv4/IPv6)
+ *   cgroup_skb/egress           destination rules, per packet, for sockets
+ *                               the hooks above never see (raw, ICMP,
+ *                               SCTP...) and for TCP SYNs; then the
+ *                               max_egress_bytes budget
+ *
+ * Maps:
+ *   calls      hash: cgroup id -> struct net_call
+ *   counters   hash: cgroup id -> struct net_counters
+ *   deny4, allow4, deny6, allow6
+ *              LPM tries: {64 + prefix, cgroup id, address} -> port ranges.
+ *              Userspace merges into each entry the ranges of every shorter
+ *              rule that covers it, so the longest match alone decides.
+ *   events     ring buffer of struct net_event; lost: per-CPU count of
+ *              events the ring buffer had no room for
+ *
+ * Which call: the programs run only for sockets created in a cgroup under
+ * calls/. The sock_addr and sock_create programs key by the cgroup of the
+ * task making the system call (bpf_get_current_cgroup_id), the egress
+ * program by the socket's cgroup (bpf_skb_cgroup_id); the SYN check in
+ * egress covers a call's TCP socket connected from another cgroup.
+ *
+ * Decision for an address and port: a matching deny entry denies; else a
+ * matching allow entry allows; else the call's default. Deny wins over
+ * allow whatever the prefix lengths, so an allow rule can never reopen what
+ * a deny rule closes. Port 0 ("no port": ICMP, raw, bind to port 0) matches
+ * only rules without a port.
+ *
+ * Addresses are decided as written, with no exceptions: loopback
+ * (127.0.0.0/8, ::1), 0.0.0.0 and :: follow the rules like any other.
+ * An IPv4-mapped IPv6 address (::ffff:a.b.c.d) reaches a.b.c.d over IPv4,
+ * so it is decided by the IPv4 rules (userspace also copies IPv6 rules
+ * inside ::ffff:0:0/96 to the IPv4 tries).
+ *
+ * bind: a bind to a port is decided like a connect to that address and
+ * port; a bind to port 0 (the kernel picks the port, as clients do) is
+ * refused only by a deny rule without a port, since what the socket then
+ * sends is checked on its own.
+ *
+ * Limits:
+ *   - max_connections counts admitted connect() calls (TCP and UDP); UDP
+ *     datagrams sent with sendto() do not count. Concurrent connects are
+ *     counted without an atomic fetch, so a race can refuse one connect
+ *     too many, never admit one too many.
+ *   - sendmsg hooks run only for UDP sends that name an address; a
+ *     connected UDP socket was decided at connect().
+ *   - The egress budget counts IP packets (headers, ACKs and loopback
+ *     traffic included) when they leave, a GSO packet as a whole (up to
+ *     64 KiB); the packet that would exceed it is dropped and so is
+ *     everything after it. TCP sees drops and stalls, not an error.
+ *   - Egress events carry no pid or comm: cgroup_skb programs may run in
+ *     softirq context and cannot read the current task on 6.1.
+ *   - Inbound connections accepted by a listener of the call are not
+ *     filtered (no ingress program).
+ *   - UDP datagrams from a socket used by a task outside the call's
+ *     cgroup are not decided (the sendmsg hooks see that task's cgroup).
+ *   - AF_PACKET sockets never reach cgroup/sock_create or cgroup_skb
+ *     (Linux runs sock_create from inet_create/inet6_create only); the
+ *     program refuses them in case a kernel does call it. Elsewhere they
+ *     need CAP_NET_RAW, which calls run without; for a call run as root a
+ *     seccomp rule on socket(AF_PACKET, ...) is what refuses them.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "net.h"
+
+#define AF_INET		2
+#define AF_INET6	10
+#define AF_PACKET	17
+#define SOCK_STREAM	1
+#define SOCK_DGRAM	2
+#define SOCK_RAW	3
+#define IPPROTO_TCP	6
+#define IPPROTO_UDP	17
+#define IPPROTO_UDPLITE	136
+
+#define MAX_CALLS	4096
+#define MAX_ENTRIES	16384
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_CALLS);
+	__type(key, __u64);
+	__type(value, struct net_call);
+} calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_CALLS);
+	__type(key, __u64);
+	__type(value, struct net_counters);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAX_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct net_key4);
+	__type(value, struct net_ports);
+} deny4 SEC(".maps"), allow4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAX_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct net_key6);
+	__type(value, struct net_ports);
+} deny6 SEC(".maps"), allow6 SEC(".maps");
+
+/* Resized by the loader before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+static __always_inline int ports_match(const struct net_ports *p, __u16 port)
+{
+	__u32 i;
+
+	for (i = 0; i < NET_MAX_RANGES; i++) {
+		if (i >= p->n)
+			break;
+		if (port >= p->r[i].lo && port <= p->r[i].hi)
+			return 1;
+	}
+	return 0;
+}
+
+/* NET_RULE_DENY, NET_RULE_ALLOW, or 0 when no rule matches. */
+static __always_inline int match4(__u64 cgid, __u32 ip, __u16 port)
+{
+	struct net_key4 k = {};
+	struct net_ports *p;
+
+	k.prefixlen = 64 + 32;
+	k.cgid[0] = (__u32)cgid;
+	k.cgid[1] = (__u32)(cgid >> 32);
+	__builtin_memcpy(k.addr, &ip, sizeof(ip));
+	p = bpf_map_lookup_elem(&deny4, &k);
+	if (p && ports_match(p, port))
+		return NET_RULE_DENY;
+	p = bpf_map_lookup_elem(&allow4, &k);
+	if (p && ports_match(p, port))
+		return NET_RULE_ALLOW;
+	return 0;
+}
+
+static __always_inline int match6(__u64 cgid, const __u32 *ip6, __u16 port)
+{
+	struct net_key6 k = {};
+	struct net_ports *p;
+
+	k.prefixlen = 64 + 128;
+	k.cgid[0] = (__u32)cgid;
+	k.cgid[1] = (__u32)(cgid >> 32);
+	__builtin_memcpy(k.addr, ip6, 16);
+	p = bpf_map_lookup_elem(&deny6, &k);
+	if (p && ports_match(p, port))
+		return NET_RULE_DENY;
+	p = bpf_map_lookup_elem(&allow6, &k);
+	if (p && ports_match(p, port))
+		return NET_RULE_ALLOW;
+	return 0;
+}
+
+/* ::ffff:a.b.c.d */
+static __always_inline int v4mapped(const __u32 *ip6)
+{
+	return ip6[0] == 0 && ip6[1] == 0 && ip6[2] == bpf_htonl(0x0000ffff);
+}
+
+static __always_inline int match_any6(__u64 cgid, const __u32 *ip6,
+				      __u16 port)
+{
+	if (v4mapped(ip6))
+		return match4(cgid, ip6[3], port);
+	return match6(cgid, ip6, port);
+}
+
+static __always_inline int allowed_by(const struct net_call *cfg, int rule)
+{
+	return rule == NET_RULE_ALLOW ||
+	       (rule == NET_RULE_DEFAULT && cfg->default_allow);
+}
+
+static __always_inline void emit(struct net_event *ev, int task)
+{
+	__u32 zero = 0;
+	__u64 *n;
+
+	if (task) {
+		ev->pid = bpf_get_current_pid_tgid() >> 32;
+		bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	}
+	if (bpf_ringbuf_output(&events, ev, sizeof(*ev), 0)) {
+		n = bpf_map_lookup_elem(&lost, &zero);
+		if (n)
+			__sync_fetch_and_add(n, 1);
+	}
+}
+
+static __always_inline void count_denied(__u64 cgid)
+{
+	struct net_counters *c = bpf_map_lookup_elem(&counters, &cgid);
+
+	if (c)
+		__sync_fetch_and_add(&c->denied, 1);
+}
+
+/*
+ * Admits one more connection unless the cap is reached. Without an atomic
+ * fetch (BPF v1), add first and look: a concurrent connect can only make
+ * the count look higher, so the cap is never exceeded.
+ */
+static __always_inline int admit_connection(__u64 cgid,
+					    const struct net_call *cfg)
+{
+	struct net_counters *c = bpf_map_lookup_elem(&counters, &cgid);
+
+	if (!c)
+		return 1;
+	__sync_fetch_and_add(&c->connections, 1);
+	if (cfg->max_connections && c->connections > cfg->max_connections) {
+		__sync_fetch_and_add(&c->connections, -1);
+		c->connections_exhausted = 1;
+		return 0;
+	}
+	return 1;
+}
+
+/* Shared by the six sock_addr programs; returns 1 to allow, 0 to refuse. */
+static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u8 op,
+				     int v6)
+{
+	struct net_event ev = {};
+	struct net_call *cfg;
+	__u32 ip6[4] = {};
+	__u64 cgid;
+	__u16 port;
+	int rule, ok;
+
+	cgid = bpf_get_current_cgroup_id();
+	cfg = bpf_map_lookup_elem(&calls, &cgid);
+	if (!cfg)
+		return 1;
+	port = bpf_ntohs((__u16)ctx->user_port);
+	if (v6) {
+		ip6[0] = ctx->user_ip6[0];
+		ip6[1] = ctx->user_ip6[1];
+		ip6[2] = ctx->user_ip6[2];
+		ip6[3] = ctx->user_ip6[3];
+		rule = match_any6(cgid, ip6, port);
+	} else {
+		ip6[0] = ctx->user_ip4;
+		rule = match4(cgid, ip6[0], port);
+	}
+	if (!rule)
+		rule = NET_RULE_DEFAULT;
+	/* A bind to port 0 that no deny rule refuses passes the default. */
+	ok = allowed_by(cfg, rule) ||
+	     (op == NET_OP_BIND && port == 0 && rule == NET_RULE_DEFAULT);
+	if (ok && op == NET_OP_CONNECT && !admit_connection(cgid, cfg)) {
+		ok = 0;
+		rule = NET_RULE_MAX_CONNECTIONS;
+	}
+	if (!ok)
+		count_denied(cgid);
+	if (ok && !cfg->report_allowed)
+		return 1;
+	ev.cgid = cgid;
+	ev.family = v6 ? AF_INET6 : AF_INET;
+	ev.type = ctx->type;
+	ev.protocol = ctx->protocol;
+	ev.port = port;
+	__builtin_memcpy(ev.addr, ip6, 16);
+	ev.op = op;
+	ev.allowed = ok;
+	ev.rule = rule;
+	emit(&ev, 1);
+	return ok;
+}
+
+SEC("cgroup/connect4")
+int cw_connect4(struct bpf_sock_addr *ctx)
+{
+	return sock_addr(ctx, NET_OP_CONNECT, 0);
+}
+
+SEC("cgroup/connect6")
+int cw_connect6(struct bpf_sock_addr *ctx)
+{
+	return sock_addr(ctx, NET_OP_CONNECT, 1);
+}
+
+SEC("cgroup/sendmsg4")
+int cw_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return sock_addr(ctx, NET_OP_SENDMSG, 0);
+}
+
+SEC("cgroup/sendmsg6")
+int cw_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return sock_addr(ctx, NET_OP_SENDMSG, 1);
+}
+
+SEC("cgroup/bind4")
+int cw_bind4(struct bpf_sock_addr *ctx)
+{
+	return sock_addr(ctx, NET_OP_BIND, 0);
+}
+
+SEC("cgroup/bind6")
+int cw_bind6(struct bpf_sock_addr *ctx)
+{
+	return sock_addr(ctx, NET_OP_BIND, 1);
+}
+
+SEC("cgroup/sock_create")
+int cw_sock_create(struct bpf_sock *sk)
+{
+	struct net_event ev = {};
+	struct net_call *cfg;
+	__u64 cgid;
+	int raw;
+
+	cgid = bpf_get_current_cgroup_id();
+	cfg = bpf_map_lookup_elem(&calls, &cgid);
+	if (!cfg)
+		return 1;
+	raw = sk->family == AF_PACKET || sk->type == SOCK_RAW;
+	if (!raw || (cfg->raw_sockets && !cfg->report_allowed))
+		return 1;
+	if (!cfg->raw_sockets)
+		count_denied(cgid);
+	ev.cgid = cgid;
+	ev.family = sk->family;
+	ev.type = sk->type;
+	ev.protocol = sk->protocol;
+	ev.op = NET_OP_SOCKET;
+	ev.allowed = cfg->raw_sockets;
+	ev.rule = NET_RULE_RAW_SOCKETS;
+	emit(&ev, 1);
+	return cfg->raw_sockets ? 1 : 0;
+}
+
+/*
+ * Whether the packet's destination must be decided here: always for
+ * sockets the sock_addr programs never see (raw, ICMP, SCTP...), and for
+ * the SYN of a TCP socket, since a connect made by another task (an MPTCP
+ * subflow opened by a kernel worker, a socket handed out of the call)
+ * meets cgroup/connect* with that task's cgroup, not the call's.
+ */
+static __always_inline int needs_check(struct __sk_buff *skb, __u16 *type)
+{
+	struct bpf_sock *sk = skb->sk;
+
+	if (!sk)
+		return 1;
+	sk = bpf_sk_fullsock(sk);
+	if (!sk)
+		return 0;	/* request and timewait sockets: TCP replies */
+	*type = sk->type;
+	if (sk->type == SOCK_STREAM && sk->protocol == IPPROTO_TCP)
+		return sk->state == BPF_TCP_SYN_SENT;
+	return !(sk->type == SOCK_DGRAM && (sk->protocol == IPPROTO_UDP ||
+					    sk->protocol == IPPROTO_UDPLITE));
+}
+
+/* Destination of the packet from its IP header (skb data starts there). */
+static __always_inline int packet_dest(struct __sk_buff *skb,
+				       struct net_event *ev)
+{
+	__u8 b0 = 0, proto = 0;
+	__u16 dport = 0;
+	__u32 l4;
+
+	if (bpf_skb_load_bytes(skb, 0, &b0, 1))
+		return -1;
+	if (b0 >> 4 == 4) {
+		ev->family = AF_INET;
+		if (bpf_skb_load_bytes(skb, 9, &proto, 1) ||
+		    bpf_skb_load_bytes(skb, 16, ev->addr, 4))
+			return -1;
+		l4 = (b0 & 0xf) * 4;
+	} else if (b0 >> 4 == 6) {
+		ev->family = AF_INET6;
+		if (bpf_skb_load_bytes(skb, 6, &proto, 1) ||
+		    bpf_skb_load_bytes(skb, 24, ev->addr, 16))
+			return -1;
+		l4 = 40;
+	} else {
+		return -1;
+	}
+	ev->protocol = proto;
+	if ((proto == IPPROTO_TCP || proto == IPPROTO_UDP) &&
+	    !bpf_skb_load_bytes(skb, l4 + 2, &dport, 2))
+		ev->port = bpf_ntohs(dport);
+	return 0;
+}
+
+SEC("cgroup_skb/egress")
+int cw_egress(struct __sk_buff *skb)
+{
+	struct net_event ev = {};
+	struct net_counters *c;
+	struct net_call *cfg;
+	__u32 ip6[4] = {};
+	__u64 cgid, len;
+	__u16 type = 0;
+	int rule;
+
+	cgid = bpf_skb_cgroup_id(skb);
+	cfg = bpf_map_lookup_elem(&calls, &cgid);
+	if (!cfg)
+		return 1;
+	ev.cgid = cgid;
+	ev.op = NET_OP_EGRESS;
+	if (needs_check(skb, &type)) {
+		ev.type = type;
+		if (packet_dest(skb, &ev)) {
+			rule = NET_RULE_DEFAULT;
+		} else {
+			__builtin_memcpy(ip6, ev.addr, 16);
+			rule = ev.family == AF_INET ?
+				       match4(cgid, ip6[0], ev.port) :
+				       match_any6(cgid, ip6, ev.port);
+			if (!rule)
+				rule = NET_RULE_DEFAULT;
+		}
+		if (!allowed_by(cfg, rule)) {
+			count_denied(cgid);
+			ev.rule = rule;
+			emit(&ev, 0);
+			return 0;
+		}
+	}
+	c = bpf_map_lookup_elem(&counters, &cgid);
+	if (!c)
+		return 1;
+	if (cfg->max_egress_bytes && c->egress_exhausted)
+		return 0;
+	len = skb->len;
+	__sync_fetch_and_add(&c->egress_bytes, len);
+	if (!cfg->max_egress_bytes || c->egress_bytes <= cfg->max_egress_bytes)
+		return 1;
+	__sync_fetch_and_add(&c->egress_bytes, -len);
+	if (c->egress_exhausted)
+		return 0;
+	/* Once per call: retransmissions would flood the ring buffer. */
+	c->egress_exhausted = 1;
+	__sync_fetch_and_add(&c->denied, 1);
+	if (!ev.family)
+		packet_dest(skb, &ev);
+	ev.type = type;
+	ev.rule = NET_RULE_MAX_EGRESS_BYTES;
+	emit(&ev, 0);
+	return 0;
+}

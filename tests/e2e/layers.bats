@@ -1,0 +1,187 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# Kernel layers end to end: Landlock, the per-call cgroup and the eBPF
+# network programs, each blocked attempt paired with a twin that works.
+
+load helpers
+
+setup() {
+	cw_setup
+	D=$(public_dir)
+	mkdir -p "$D/rw" "$D/ro" "$D/noexec"
+	echo secret >"$D/ro/secret"
+	echo visible >"$D/ro/visible"
+	chmod -R a+rwX "$D"
+	# a sandbox writing only to $D/rw, executing only from /usr and /bin
+	cat >"$T/fs.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "cwd": "$D",
+  "filesystem": {"read": ["/"], "write": ["$D/rw"], "exec": ["/usr", "/bin"],
+                 "deny": ["$D/ro/secret"]}}}}}
+JSON
+}
+
+teardown() {
+	for p in "${LISTENERS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
+	pkill -f 'sleep 1002' 2>/dev/null || true
+	rm -rf "$D"
+}
+
+layer_on() {
+	local j
+	j=$("$CW" probe --json)
+	[ "$(jq -r ".layers.$1" <<<"$j")" = true ] ||
+		skip "layer $1 is off here: $(jq -r ".layers_off.$1" <<<"$j")"
+}
+
+@test "landlock: a write outside the write paths fails; inside works" {
+	layer_on landlock
+	mcp --policy "$T/fs.json" -- \
+		"$(call_json 1 "echo x > $D/ro/new; echo rc=\$?")" \
+		"$(call_json 2 "echo x > $D/rw/new && cat $D/rw/new")"
+	run text 1
+	assert_output --partial 'Permission denied'
+	assert_output --partial 'rc=1'
+	assert_equal "$(text 2 | jq -r .stdout)" x
+	[ ! -e "$D/ro/new" ]
+}
+
+@test "landlock: a denied path cannot be read; its sibling can" {
+	layer_on landlock
+	mcp --policy "$T/fs.json" -- "$(call_json 1 "cat $D/ro/secret; cat $D/ro/visible")"
+	run text 1
+	assert_output --partial 'Permission denied'
+	refute_output --partial '"stdout":"secret'
+	assert_equal "$(text 1 | jq -r .stdout)" visible
+}
+
+@test "landlock: a binary copied to a non-exec path cannot run; the original can" {
+	layer_on landlock
+	mcp --policy "$T/fs.json" -- "$(call_json 1 "cp /bin/true $D/rw/mytrue && $D/rw/mytrue; echo rc=\$?; /bin/true && echo original-ok")"
+	run text 1
+	assert_output --partial 'rc=126'
+	assert_output --partial 'original-ok'
+}
+
+@test "landlock: .. and symlinks do not widen access" {
+	layer_on landlock
+	mcp --policy "$T/fs.json" -- "$(call_json 1 "ln -s $D/ro $D/rw/link; echo y > $D/rw/link/evil; echo a=\$?; echo z > $D/rw/../ro/evil2; echo b=\$?")"
+	run text 1
+	assert_output --partial 'a=1'
+	assert_output --partial 'b=1'
+	[ ! -e "$D/ro/evil" ] && [ ! -e "$D/ro/evil2" ]
+}
+
+@test "landlock: a command cannot signal the agent" {
+	layer_on landlock
+	mcp --policy "$T/fs.json" -- "$(call_json 1 "kill -0 \$PPID 2>&1; echo rc=\$?; sleep 0.1 & kill \$! && echo own-child-ok")"
+	run text 1
+	assert_output --partial 'rc=1'
+	assert_output --partial 'own-child-ok'
+}
+
+start_listener() {
+	# prints the port of a TCP listener on 127.0.0.1 that answers "hi"
+	python3 -c '
+import socket, sys, os
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+print(s.getsockname()[1], flush=True)
+while True:
+    c, _ = s.accept(); c.sendall(b"hi\n"); c.close()
+' >"$T/port.$1" &
+	LISTENERS+=($!)
+	for _ in $(seq 50); do [ -s "$T/port.$1" ] && break; sleep 0.1; done
+	cat "$T/port.$1"
+}
+
+connect_cmd() {
+	echo "python3 -c 'import socket,sys; s=socket.socket(); s.settimeout(3); s.connect((\"$1\", $2)); print(s.recv(10).decode().strip())'"
+}
+
+@test "bpf_net: a denied port is refused with EPERM; an allowed port connects" {
+	layer_on bpf_net
+	LISTENERS=()
+	p1=$(start_listener a)
+	p2=$(start_listener b)
+	cat >"$T/net.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "network": {"default": "allow", "deny": ["127.0.0.1/32:$p1"]}}}}}
+JSON
+	mcp --policy "$T/net.json" -- "$(call_json 1 "$(connect_cmd 127.0.0.1 "$p1")")" "$(call_json 2 "$(connect_cmd 127.0.0.1 "$p2")")"
+	run text 1
+	assert_output --partial 'PermissionError'
+	assert_equal "$(text 2 | jq -r .stdout)" hi
+	# the denial is in the audit log
+	run jq -c 'select(.type == "net")' "$AUDIT"
+	assert_output --partial "\"port\":$p1"
+	assert_output --partial '"verdict":"deny"'
+}
+
+@test "bpf_net: cloud metadata and raw sockets are refused under the default profile" {
+	layer_on bpf_net
+	mcp -- "$(call_json 1 "$(connect_cmd 169.254.169.254 80) 2>&1 | tail -1")" \
+		"$(call_json 2 "python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)' 2>&1 | tail -1")"
+	run text 1
+	assert_output --partial 'PermissionError'
+	run text 2
+	assert_output --partial 'PermissionError'
+}
+
+@test "bpf_net: the connection cap refuses the next connect" {
+	layer_on bpf_net
+	LISTENERS=()
+	p=$(start_listener c)
+	cat >"$T/cap.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "network": {"default": "allow", "max_connections": 2}}}}}
+JSON
+	c=$(connect_cmd 127.0.0.1 "$p")
+	mcp --policy "$T/cap.json" -- "$(call_json 1 "$c; $c; $c 2>&1 | tail -1")"
+	run text 1
+	assert_output --partial 'hi'
+	assert_output --partial 'PermissionError'
+}
+
+@test "cgroup: a fork bomb stops at the pids limit and the agent stays responsive" {
+	layer_on cgroup
+	cat >"$T/pids.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "timeout_s": 5, "resources": {"pids": 64}}}}}
+JSON
+	mcp --policy "$T/pids.json" -- "$(call_json 1 'b(){ b|b& }; b; sleep 2; echo survived')" '{"jsonrpc":"2.0","id":2,"method":"ping"}' "$(call_json 3 'echo after')"
+	assert_equal "$(resp 2 | jq -c .result)" '{}'
+	assert_equal "$(text 3 | jq -r .stdout)" after
+	run jq -c 'select(.type == "limit")' "$AUDIT"
+	assert_output --partial '"limit":"pids"'
+}
+
+@test "cgroup: a memory hog is killed and reported" {
+	layer_on cgroup
+	cat >"$T/mem.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "resources": {"memory_mb": 64}}}}}
+JSON
+	mcp --policy "$T/mem.json" -- "$(call_json 1 "python3 -c 'b = bytearray(512 * 1024 * 1024); print(len(b))'; echo rc=\$?")"
+	run text 1
+	refute_output --partial '536870912'
+	run jq -c 'select(.type == "limit")' "$AUDIT"
+	assert_output --partial '"limit":"memory"'
+}
+
+@test "cgroup: a double-forked daemon is killed when the call ends" {
+	layer_on cgroup
+	mcp -- "$(call_json 1 '(setsid sleep 1002 &) ; echo started')"
+	assert_equal "$(text 1 | jq -r .stdout)" started
+	sleep 0.5
+	run pgrep -f 'sleep 1002'
+	assert_failure
+}
+
+@test "cgroup: no call cgroup is left behind" {
+	layer_on cgroup
+	mcp -- "$(call_json 1 'sleep 0.1 & echo x')" "$(call_json 2 true)"
+	run jq -r 'select(.type == "agent") | .cgroup.calls // empty' "$AUDIT"
+	calls=$output
+	[ -n "$calls" ] || fail "the agent record names no calls cgroup"
+	[ ! -d "$calls" ] || [ -z "$(find "$calls" -mindepth 1 -type d)" ]
+}
