@@ -9,10 +9,13 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "engine.h"
+#include "bpfnet.h"
+#include "cgroup.h"
 #include "json.h"
 #include "landlock.h"
 #include "version.h"
@@ -27,6 +30,9 @@ struct cw_engine {
 	struct cw_policy *policy;
 	struct cw_seccomp_prog *seccomp;
 	struct cw_landlock *landlock;	/* NULL when the layer is off */
+	struct cw_cgroup_root *cg;	/* NULL when the layer is off */
+	bool cg_memory, cg_pids;	/* it enforces memory / pids limits */
+	struct cw_bpfnet *net;		/* NULL when the layer is off */
 	struct cw_rate_store *rates;
 	struct cw_audit *audit;
 };
@@ -44,11 +50,11 @@ struct layer {
 static const struct layer layers[] = {
 	{ "seccomp", CW_LAYER_SECCOMP, true, { CW_FEAT_SECCOMP }, 1 },
 	{ "landlock", CW_LAYER_LANDLOCK, true, { CW_FEAT_LANDLOCK }, 1 },
-	{ "bpf_net", CW_LAYER_BPF_NET, false,
+	{ "bpf_net", CW_LAYER_BPF_NET, true,
 	  { CW_FEAT_CGROUP2, CW_FEAT_BPF_CGROUP_SOCK_ADDR,
 	    CW_FEAT_BPF_CGROUP_SOCK, CW_FEAT_BPF_CGROUP_SKB,
 	    CW_FEAT_BPF_RINGBUF }, 5 },
-	{ "cgroup", CW_LAYER_CGROUP, false, { CW_FEAT_CGROUP2 }, 1 },
+	{ "cgroup", CW_LAYER_CGROUP, true, { CW_FEAT_CGROUP2 }, 1 },
 };
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
@@ -245,6 +251,33 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 			goto fail;
 		}
 	}
+	if (layer_on(CW_LAYER_CGROUP)) {
+		json_t *d;
+
+		e->cg = cw_cgroup_open(&err);
+		if (!e->cg) {
+			cw_diag_add(diag, "", 0, 0, "", "cgroup: %s", err.text);
+			goto fail;
+		}
+		d = cw_cgroup_describe(e->cg);
+		e->cg_memory = json_is_string(json_object_get(d, "memory"));
+		e->cg_pids = json_is_string(json_object_get(d, "pids"));
+		json_decref(d);
+	}
+	/* Loaded and attached once; calls only update maps. */
+	if (layer_on(CW_LAYER_BPF_NET) && e->cg &&
+	    cw_cgroup_calls_fd(e->cg) >= 0) {
+		struct cw_bpfnet_opts no = {
+			.cgroup_fd = cw_cgroup_calls_fd(e->cg),
+		};
+
+		e->net = cw_bpfnet_open(&no, &err);
+		if (!e->net) {
+			cw_diag_add(diag, "", 0, 0, "", "eBPF network programs: %s",
+				    err.text);
+			goto fail;
+		}
+	}
 	e->rates = cw_rate_open_sqlite(state, &err);
 	if (!e->rates) {
 		cw_diag_add(diag, "", 0, 0, "", "rate-limit store: %s",
@@ -261,6 +294,8 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 			"version", CW_VERSION, "pid", (int)getpid(), "probe",
 			cw_probe_json(cw_engine_probe()), "layers",
 			cw_engine_layers());
+	if (rec && e->cg)
+		json_object_set_new(rec, "cgroup", cw_cgroup_describe(e->cg));
 	if (rec)
 		json_object_set_new(rec, "policy",
 				    json_string(o->policy_path ?
@@ -285,6 +320,8 @@ void cw_engine_close(struct cw_engine *e)
 		return;
 	cw_audit_close(e->audit);
 	cw_rate_close(e->rates);
+	cw_bpfnet_close(e->net);
+	cw_cgroup_close(e->cg);
 	cw_landlock_free(e->landlock);
 	cw_seccomp_free(e->seccomp);
 	cw_policy_free(e->policy);
@@ -530,6 +567,88 @@ static void fail(struct cw_call_result *r, const char *what,
 	snprintf(r->message, sizeof(r->message), "%s: %s", what, err->text);
 }
 
+struct net_ctx {
+	struct cw_engine *e;
+	struct cw_call_result *r;
+	uint64_t cgid;
+	unsigned n;
+};
+
+static const char *family_name(int f)
+{
+	switch (f) {
+	case AF_INET:
+		return "inet";
+	case AF_INET6:
+		return "inet6";
+	case AF_PACKET:
+		return "packet";
+	}
+	return "other";
+}
+
+/* One `net` record per event of this call; written before the exit
+ * record, whose sync makes them durable. */
+static void net_event(void *ctx, const struct cw_bpfnet_event *ev)
+{
+	struct net_ctx *nc = ctx;
+	struct cw_error err;
+
+	if (ev->cgroup_id != nc->cgid)
+		return;
+	nc->n++;
+	audit(nc->e, nc->r, "net",
+	      json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:s, s:i, s:s, s:s}",
+			"pid", (int)ev->pid, "comm", ev->comm, "op",
+			ev->op ? ev->op : "", "family", family_name(ev->family),
+			"socket_type", ev->type, "protocol", ev->protocol, "address",
+			ev->addr, "port", (int)ev->port, "verdict",
+			ev->allowed ? "allow" : "deny", "rule",
+			ev->rule ? ev->rule : ""),
+	      CW_AUDIT_DEFER_SYNC, &err);
+}
+
+/* A `limit` record for each limit the call ran into. */
+static void audit_limits(struct cw_engine *e, struct cw_call_result *r,
+			 const struct cw_sandbox *sb, int64_t timeout_ms,
+			 const struct cw_cgroup_stats *c,
+			 const struct cw_bpfnet_stats *n)
+{
+	struct cw_error err;
+
+	if (c->pids_limited)
+		audit(e, r, "limit",
+		      json_pack("{s:s, s:I, s:I}", "limit", "pids", "peak",
+				(json_int_t)c->pids_peak, "max",
+				(json_int_t)c->pids_max),
+		      CW_AUDIT_DEFER_SYNC, &err);
+	if (c->memory_limited || c->oom_kills)
+		audit(e, r, "limit",
+		      json_pack("{s:s, s:I, s:I, s:I}", "limit", "memory",
+				"peak", (json_int_t)c->memory_peak, "max",
+				(json_int_t)c->memory_max, "oom_kills",
+				(json_int_t)c->oom_kills),
+		      CW_AUDIT_DEFER_SYNC, &err);
+	if (n->connections_exhausted)
+		audit(e, r, "limit",
+		      json_pack("{s:s, s:I, s:I}", "limit", "max_connections",
+				"peak", (json_int_t)n->connections, "max",
+				(json_int_t)sb->network.max_connections),
+		      CW_AUDIT_DEFER_SYNC, &err);
+	if (n->egress_exhausted)
+		audit(e, r, "limit",
+		      json_pack("{s:s, s:I, s:I}", "limit", "max_egress_bytes",
+				"peak", (json_int_t)n->egress_bytes, "max",
+				(json_int_t)sb->network.max_egress_bytes),
+		      CW_AUDIT_DEFER_SYNC, &err);
+	if (r->run.timed_out)
+		audit(e, r, "limit",
+		      json_pack("{s:s, s:I, s:I}", "limit", "timeout", "peak",
+				(json_int_t)(r->run.duration_us / 1000), "max",
+				(json_int_t)timeout_ms),
+		      CW_AUDIT_DEFER_SYNC, &err);
+}
+
 void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		    struct cw_call_result *r)
 {
@@ -537,6 +656,14 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	struct run_args ra = { 0 };
 	struct cw_spawn_opts so = { 0 };
 	struct launched launched = { 0 };
+	struct cw_cgroup_call *cgc = NULL;
+	struct cw_cgroup_stats cst = { 0 };
+	struct cw_bpfnet_stats nst = { 0 };
+	struct cw_error aerr;
+	bool net_added = false;
+	uint64_t cgid = 0;
+	int cg_ret = 0;
+	char cg_err[512] = "";
 	struct cw_error err = { 0 };
 	bool is_run = strcmp(call->tool, CW_TOOL_RUN_COMMAND) == 0;
 	bool reserved = false, invalid = false;
@@ -678,6 +805,35 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		goto out;
 	}
 
+	/* The call's own cgroup and network rules, before it can start. */
+	if (e->cg) {
+		cgc = cw_cgroup_call_new(e->cg, r->invocation, sb, &err);
+		if (!cgc) {
+			cw_rate_release(e->rates, r->invocation, NULL);
+			fail(r, "could not create the call's cgroup", &err);
+			audit(e, r, "exit",
+			      json_pack("{s:s, s:b}", "error", r->message,
+					"launched", 0), 0, &aerr);
+			goto out;
+		}
+		cgid = cw_cgroup_call_id(cgc);
+	}
+	if (e->net && cgid) {
+		ret = cw_bpfnet_call_add(e->net, cgid, sb, &err);
+		if (ret < 0) {
+			cw_cgroup_call_end(cgc, NULL, NULL);
+			cgc = NULL;
+			cw_rate_release(e->rates, r->invocation, NULL);
+			fail(r, "could not install the call's network rules",
+			     &err);
+			audit(e, r, "exit",
+			      json_pack("{s:s, s:b}", "error", r->message,
+					"launched", 0), 0, &aerr);
+			goto out;
+		}
+		net_added = true;
+	}
+
 	so.sb = sb;
 	so.command = ra.command;
 	so.cwd = ra.has_cwd ? ra.cwd : NULL;
@@ -685,12 +841,36 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	so.timeout_ms = ra.timeout_ms;
 	so.seccomp = e->seccomp;
 	so.landlock = e->landlock;
+	if (cgc) {
+		so.cgroup_fd = cw_cgroup_call_fd(cgc);
+		so.into_cgroup = so.cgroup_fd >= 0;
+		so.njoin = cw_cgroup_call_v1_procs(cgc, &so.join_fds);
+		so.cgroup_memory = e->cg_memory;
+		so.cgroup_pids = e->cg_pids;
+	}
 	so.on_launch = on_launch;
 	so.ctx = &launched;
 	ret = cw_spawn_run(&so, &r->run, &err);
-	if (ret < 0) {
-		struct cw_error aerr;
 
+	/* Whatever is left of the call dies with its cgroup, then its rules
+	 * go and its network events become records. */
+	if (cgc) {
+		struct cw_error cerr = { 0 };
+
+		cg_ret = cw_cgroup_call_end(cgc, &cst, &cerr);
+		cgc = NULL;
+		if (cg_ret < 0)
+			snprintf(cg_err, sizeof(cg_err), "%s", cerr.text);
+	}
+	if (net_added) {
+		struct net_ctx nc = { e, r, cgid, 0 };
+
+		cw_bpfnet_call_remove(e->net, cgid, &nst);
+		cw_bpfnet_drain(e->net, net_event, &nc);
+		net_added = false;
+	}
+
+	if (ret < 0) {
 		/* Could not launch at all: the call did not happen, so its
 		 * counters are given back. */
 		cw_rate_release(e->rates, r->invocation, NULL);
@@ -700,6 +880,8 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		      0, &aerr);
 		goto out;
 	}
+	if (cgid)
+		audit_limits(e, r, sb, ra.timeout_ms, &cst, &nst);
 	rec = json_pack("{s:i, s:I, s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:b, s:b}",
 			"pid", (int)r->run.pid, "uid", (json_int_t)launched.uid,
 			"gid", (json_int_t)launched.gid, "cwd", launched.cwd,
@@ -710,6 +892,20 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 			"stderr_bytes", (json_int_t)r->run.err_total,
 			"truncated", r->run.truncated, "timed_out",
 			r->run.timed_out);
+	if (rec && cgid) {
+		json_object_set_new(rec, "killed_after_exit",
+				    json_integer((json_int_t)cst.killed));
+		if (cg_ret < 0)
+			json_object_set_new(rec, "cgroup_error",
+					    json_string(cg_err));
+	}
+	if (rec && e->net && cgid)
+		json_object_set_new(
+			rec, "net",
+			json_pack("{s:I, s:I, s:I}", "connections",
+				  (json_int_t)nst.connections, "denied",
+				  (json_int_t)nst.denied, "egress_bytes",
+				  (json_int_t)nst.egress_bytes));
 	if (!rec || audit(e, r, "exit", rec, 0, &err) < 0) {
 		if (!rec)
 			cw_error_set(&err, "out of memory");
@@ -721,6 +917,10 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	}
 	r->outcome = CW_OUTCOME_RAN;
 out:
+	if (net_added)
+		cw_bpfnet_call_remove(e->net, cgid, NULL);
+	if (cgc)
+		cw_cgroup_call_end(cgc, NULL, NULL);
 	run_args_free(&ra);
 }
 

@@ -36,15 +36,16 @@ send() {
 	IFS= read -r RESP <&"${CWP[0]}"
 }
 
+# run_command COMMAND [EXTRA_ARGUMENTS_JSON]
 run_command() {
 	id=$((id + 1))
-	send "$(jq -cn --argjson id "$id" --arg c "$1" '{jsonrpc:"2.0",id:$id,method:"tools/call",params:{name:"run_command",arguments:{command:$c}}}')"
+	send "$(jq -cn --argjson id "$id" --arg c "$1" --argjson x "${2:-{\}}" '{jsonrpc:"2.0",id:$id,method:"tools/call",params:{name:"run_command",arguments:({command:$c} + $x)}}')"
 }
 
 show() {
 	printf '%s\n' "$RESP" | jq -r 'if .result.isError then "  isError: true\n  " + .result.content[0].text
 	       else "  exit_code: \(.result.structuredContent.exit_code)\n  stdout: \(.result.structuredContent.stdout | rtrimstr("\n") | gsub("\n"; "\n          "))" +
-	            (if .result.structuredContent.stderr != "" then "\n  stderr: \(.result.structuredContent.stderr | rtrimstr("\n"))" else "" end)
+	            (if .result.structuredContent.stderr != "" then "\n  stderr: \(.result.structuredContent.stderr | rtrimstr("\n") | split("\n") | if length > 2 then .[0:2] + ["(\(length - 2) more lines)"] else . end | join("\n          "))" else "" end)
 	       end'
 }
 
@@ -96,11 +97,36 @@ run_command 'ls -d /usr/bin'
 show
 stop
 
-bold "6. The audit log it wrote ($(wc -l <"$AUDIT") records, JSON Lines, hash-chained)"
+bold "6. Kernel layers (embedded default profile): Landlock, eBPF network rules, the call's cgroup"
+"$CW" probe | sed -n '/^layers:/,$p' | sed 's/^/  /'
+start "$work/state-layers"
+echo '  $ echo x > /var/tmp/cw-demo   (world-writable, but not a write path of the policy)'
+run_command 'echo x > /var/tmp/cw-demo'
+show
+echo '  $ curl-like connect to the cloud metadata service 169.254.169.254:80'
+run_command "python3 -c 'import socket; socket.create_connection((\"169.254.169.254\", 80), timeout=3)' 2>&1 | tail -1"
+show
+echo '  $ b(){ b|b& }; b    (a fork bomb, with a 3 s timeout)'
+run_command 'b(){ b|b& }; b; sleep 5' '{"timeout": 3}'
+show
+printf '%s\n' '{"jsonrpc":"2.0","id":999,"method":"ping"}' >&"${CWP[1]}"
+IFS= read -r RESP <&"${CWP[0]}"
+echo "  the agent still answers: ping -> $(printf '%s' "$RESP" | jq -c .result)"
+stop
+echo
+echo '  their net and limit records:'
+jq -r 'select(.type == "net" or .type == "limit") | "    #\(.seq) \(.type) " +
+	(if .type == "net" then "\(.op) \(.address):\(.port) \(.verdict) (rule \(.rule)) by \(.comm)"
+	 else "\(.limit) peak \(.peak) of \(.max)" end)' "$AUDIT"
+
+bold "7. The audit log it wrote ($(wc -l <"$AUDIT") records, JSON Lines, hash-chained)"
 jq -r '"  #\(.seq) \(.type)\t\(.invocation // "-")  " +
 	(if .type == "decision" then "\(.tool) \(.verdict) (\(.rule))"
 	 elif .type == "launch" then "shell=\(.shell) timeout=\(.timeout_ms)ms layers=\(.layers | to_entries | map(select(.value) | .key) | join(","))"
-	 elif .type == "exit" then "uid=\(.uid) exit_code=\(.exit_code) \(.duration_ms)ms"
+	 elif .type == "exit" then "uid=\(.uid // "-") exit_code=\(.exit_code // "-") \(.duration_ms // "-")ms"
+	 elif .type == "net" then "\(.op) \(.address):\(.port) \(.verdict)"
+	 elif .type == "limit" then "\(.limit) peak \(.peak) of \(.max)"
+	 elif .type == "agent" then "start: layers \(.layers | to_entries | map(select(.value) | .key) | join(","))"
 	 else "" end)' "$AUDIT"
 echo
 echo "  first record in full:"

@@ -748,13 +748,15 @@ static void add_limit(struct plan *pl, int resource, int64_t value,
 	pl->nlim++;
 }
 
-static void plan_limits(struct plan *pl, const struct cw_sandbox *sb,
+static void plan_limits(struct plan *pl, const struct cw_spawn_opts *o,
 			uid_t uid)
 {
+	const struct cw_sandbox *sb = o->sb;
 	const int64_t mb = 1024 * 1024;
 
-	add_limit(pl, RLIMIT_DATA, sb->resources.memory_mb, mb);
-	if (uid != 0)
+	if (!o->cgroup_memory)
+		add_limit(pl, RLIMIT_DATA, sb->resources.memory_mb, mb);
+	if (uid != 0 && !o->cgroup_pids)
 		add_limit(pl, RLIMIT_NPROC, sb->resources.pids, 1);
 	add_limit(pl, RLIMIT_CPU, sb->resources.cpu_s, 1);
 	add_limit(pl, RLIMIT_NOFILE, sb->resources.nofile, 1);
@@ -1245,7 +1247,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	pl.gid = t.gid;
 	pl.groups = t.groups;
 	pl.ngroups = t.ngroups;
-	plan_limits(&pl, sb, t.uid);
+	plan_limits(&pl, o, t.uid);
 	pl.fd_in = devnull;
 	pl.fd_out = out[1];
 	pl.fd_err = errp[1];

@@ -38,6 +38,10 @@ struct cw_spawn_opts {
 	const int *join_fds;	/* cgroup.procs files (v1) the child writes
 				 * "0" to before anything else */
 	size_t njoin;
+	/* The cgroup enforces memory / pids: the rlimit floors for them are
+	 * left off, so the cgroup is what stops (and reports) a breach. */
+	bool cgroup_memory;
+	bool cgroup_pids;
 	/* Called in the parent once the child has exec'd. */
 	void (*on_launch)(void *ctx, pid_t pid, uid_t uid, gid_t gid,
 			  const char *cwd);

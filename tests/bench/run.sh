@@ -21,7 +21,13 @@ shm=$(mktemp -d /dev/shm/cmdwarden-bench.XXXXXX)
 	sed 's/^/tmpfs_/' | tee "$work/lat-tmpfs"
 rm -rf "$shm"
 
-get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs"; }
+echo
+echo "== all layers on (above) against only seccomp (CW_PROBE_DISABLE turns the others off)"
+CW_PROBE_DISABLE=landlock,cgroup2 "$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state2" "$work/audit2.jsonl" "$N" |
+	sed 's/^/seccomp_only_/' | tee "$work/lat-seccomp"
+echo "   layers in force: all: $("$B/cmdwarden" probe --json | jq -c .layers)"
+
+get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-seccomp"; }
 ratio=$(awk -v a="$(get agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 ratio_tmpfs=$(awk -v a="$(get tmpfs_agent_call_median_us)" -v b="$(get tmpfs_bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 echo
@@ -29,6 +35,10 @@ echo "== summary"
 printf '  %-40s %12s   target %s\n' "median overhead (agent / bare)" "${ratio}x" "< 1.5x"
 printf '  %-40s %12s\n' "  the same, state and audit on tmpfs" "${ratio_tmpfs}x"
 printf '  %-40s %12s\n' "  p99 agent / bare (us)" "$(get agent_call_p99_us) / $(get bare_fork_exec_p99_us)"
+layers_cost=$(awk -v a="$(get agent_call_median_us)" -v b="$(get seccomp_only_agent_call_median_us)" 'BEGIN { printf "%d", a - b }')
+layers_p99=$(awk -v a="$(get agent_call_p99_us)" -v b="$(get seccomp_only_agent_call_p99_us)" 'BEGIN { printf "%d", a - b }')
+printf '  %-40s %12s   target %s\n' "all layers vs seccomp only, median (us)" "+$layers_cost" "< +1000"
+printf '  %-40s %12s\n' "  p99 (us)" "+$layers_p99"
 printf '  %-40s %12s   target %s\n' "decisions/s, seed policy" "$(get decisions_per_s_seed)" ">= 500000"
 printf '  %-40s %12s\n' "decisions/s, 50 regex conditions" "$(get decisions_per_s_50_regex)"
 printf '  %-40s %12s   target %s\n' "agent peak RSS (KiB)" "$(get agent_peak_rss_kib | head -1)" "< 8192"

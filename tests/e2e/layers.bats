@@ -23,6 +23,7 @@ JSON
 
 teardown() {
 	for p in "${LISTENERS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
+	pkill -f cw-e2e-listener 2>/dev/null || true
 	pkill -f 'sleep 1002' 2>/dev/null || true
 	rm -rf "$D"
 }
@@ -80,18 +81,19 @@ layer_on() {
 	assert_output --partial 'own-child-ok'
 }
 
+# start_listener NAME: a TCP listener on 127.0.0.1 that answers "hi"; its
+# port goes to $T/port.NAME. Run in this shell (not in $(...)), so that
+# teardown knows it, with bats' descriptors closed so bats never waits on it.
 start_listener() {
-	# prints the port of a TCP listener on 127.0.0.1 that answers "hi"
 	python3 -c '
-import socket, sys, os
+import socket, sys
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
 print(s.getsockname()[1], flush=True)
 while True:
     c, _ = s.accept(); c.sendall(b"hi\n"); c.close()
-' >"$T/port.$1" &
+' cw-e2e-listener >"$T/port.$1" 2>/dev/null 3>&- </dev/null &
 	LISTENERS+=($!)
 	for _ in $(seq 50); do [ -s "$T/port.$1" ] && break; sleep 0.1; done
-	cat "$T/port.$1"
 }
 
 connect_cmd() {
@@ -101,8 +103,10 @@ connect_cmd() {
 @test "bpf_net: a denied port is refused with EPERM; an allowed port connects" {
 	layer_on bpf_net
 	LISTENERS=()
-	p1=$(start_listener a)
-	p2=$(start_listener b)
+	start_listener a
+	start_listener b
+	p1=$(cat "$T/port.a")
+	p2=$(cat "$T/port.b")
 	cat >"$T/net.json" <<JSON
 {"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
   "network": {"default": "allow", "deny": ["127.0.0.1/32:$p1"]}}}}}
@@ -130,7 +134,8 @@ JSON
 @test "bpf_net: the connection cap refuses the next connect" {
 	layer_on bpf_net
 	LISTENERS=()
-	p=$(start_listener c)
+	start_listener c
+	p=$(cat "$T/port.c")
 	cat >"$T/cap.json" <<JSON
 {"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
   "network": {"default": "allow", "max_connections": 2}}}}}
@@ -180,7 +185,7 @@ JSON
 @test "cgroup: no call cgroup is left behind" {
 	layer_on cgroup
 	mcp -- "$(call_json 1 'sleep 0.1 & echo x')" "$(call_json 2 true)"
-	run jq -r 'select(.type == "agent") | .cgroup.calls // empty' "$AUDIT"
+	run jq -r 'select(.type == "agent") | .cgroup.calls.v2 // empty' "$AUDIT"
 	calls=$output
 	[ -n "$calls" ] || fail "the agent record names no calls cgroup"
 	[ ! -d "$calls" ] || [ -z "$(find "$calls" -mindepth 1 -type d)" ]
