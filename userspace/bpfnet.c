@@ -617,6 +617,7 @@ int cw_bpfnet_call_add(struct cw_bpfnet *b, uint64_t cgroup_id,
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.default_allow = sb->network.default_allow;
 	cfg.raw_sockets = sb->network.raw_sockets;
+	cfg.report_allowed = sb->network.audit_allowed;
 	cfg.max_connections = sb->network.max_connections > 0 ?
 				      (uint64_t)sb->network.max_connections : 0;
 	cfg.max_egress_bytes = sb->network.max_egress_bytes > 0 ?

@@ -1310,7 +1310,7 @@ static void apply_network(struct loader *ld, struct cw_sandbox *sb,
 	static const char *const keys[] = { "default", "deny", "allow",
 					    "max_connections",
 					    "max_egress_bytes", "raw_sockets",
-					    NULL };
+					    "audit_allowed", NULL };
 	static const char *const defaults[] = { "allow", "deny", NULL };
 	static const struct int_field f[] = {
 		{ "max_connections", 0, CONN_MAX,
@@ -1351,6 +1351,10 @@ static void apply_network(struct loader *ld, struct cw_sandbox *sb,
 	path_key(kp, path, "raw_sockets");
 	if (v)
 		set_bool(ld, v, kp, &sb->network.raw_sockets);
+	v = json_object_get(o, "audit_allowed");
+	path_key(kp, path, "audit_allowed");
+	if (v)
+		set_bool(ld, v, kp, &sb->network.audit_allowed);
 }
 
 static bool check_profile(struct loader *ld, const char *s, const char *path)

@@ -128,6 +128,8 @@ struct cw_sandbox {
 		int64_t max_connections;	/* 0 = unlimited */
 		int64_t max_egress_bytes;	/* 0 = unlimited */
 		bool raw_sockets;
+		bool audit_allowed;	/* net records for admitted
+					 * connections too, not only denials */
 	} network;
 	struct {
 		char *profile;		/* "default" or "none" */

@@ -190,3 +190,74 @@ JSON
 	[ -n "$calls" ] || fail "the agent record names no calls cgroup"
 	[ ! -d "$calls" ] || [ -z "$(find "$calls" -mindepth 1 -type d)" ]
 }
+
+@test "bpf_net: UDP to a denied address fails; to an allowed one it is sent" {
+	layer_on bpf_net
+	cat >"$T/udp.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "network": {"default": "allow", "deny": ["127.0.0.2/32"]}}}}}
+JSON
+	send="python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print(s.sendto(b\"x\", (sys.argv[1], 9999)))'"
+	mcp --policy "$T/udp.json" -- "$(call_json 1 "$send 127.0.0.2 2>&1 | tail -1")" "$(call_json 2 "$send 127.0.0.1")"
+	run text 1
+	assert_output --partial 'PermissionError'
+	assert_equal "$(text 2 | jq -r .stdout)" 1
+	run jq -c 'select(.type == "net" and .op == "sendmsg")' "$AUDIT"
+	assert_output --partial '"address":"127.0.0.2"'
+}
+
+@test "bpf_net: the egress budget cuts a transfer that exceeds it; a small one passes" {
+	layer_on bpf_net
+	# a sink that writes how many bytes each connection delivered
+	python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(4)
+print(s.getsockname()[1], flush=True)
+while True:
+    c, _ = s.accept(); c.settimeout(3); n = 0
+    try:
+        while True:
+            d = c.recv(65536)
+            if not d: break
+            n += len(d)
+    except Exception: pass
+    open(sys.argv[1], "a").write("%d\n" % n); c.close()
+' "$T/received" cw-e2e-listener >"$T/port.sink" 2>/dev/null 3>&- </dev/null &
+	LISTENERS=($!)
+	for _ in $(seq 50); do [ -s "$T/port.sink" ] && break; sleep 0.1; done
+	p=$(cat "$T/port.sink")
+	cat >"$T/egress.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "network": {"default": "allow", "max_egress_bytes": 262144}}}}}
+JSON
+	xfer() { echo "python3 -c 'import socket; s=socket.create_connection((\"127.0.0.1\", $p)); s.settimeout(3)
+try: s.sendall(b\"x\" * $1)
+except Exception as e: print(type(e).__name__)
+s.close()'"; }
+	mcp --policy "$T/egress.json" -- "$(call_json 1 "$(xfer 4096)")" "$(call_json 2 "$(xfer 4194304)")"
+	for _ in $(seq 50); do [ "$(wc -l <"$T/received" 2>/dev/null)" -ge 2 ] && break; sleep 0.2; done
+	assert_equal "$(sed -n 1p "$T/received")" 4096
+	[ "$(sed -n 2p "$T/received")" -lt 4194304 ] || fail "the whole 4 MiB arrived"
+	run jq -c 'select(.type == "limit" and .limit == "max_egress_bytes")' "$AUDIT"
+	assert_output --partial '"max":262144'
+}
+
+@test "bpf_net: with audit_allowed, admitted connections are recorded too" {
+	layer_on bpf_net
+	LISTENERS=()
+	start_listener d
+	p=$(cat "$T/port.d")
+	for a in false true; do
+		cat >"$T/aa-$a.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "network": {"default": "allow", "audit_allowed": $a}}}}}
+JSON
+	done
+	mcp --policy "$T/aa-false.json" -- "$(call_json 1 "$(connect_cmd 127.0.0.1 "$p")")"
+	assert_equal "$(jq -c 'select(.type == "net")' "$AUDIT" | wc -l)" 0
+	mcp --policy "$T/aa-true.json" -- "$(call_json 1 "$(connect_cmd 127.0.0.1 "$p")")"
+	assert_equal "$(text 1 | jq -r .stdout)" hi
+	run jq -c 'select(.type == "net" and .op == "connect")' "$AUDIT"
+	assert_output --partial '"verdict":"allow"'
+	assert_output --partial "\"port\":$p"
+}

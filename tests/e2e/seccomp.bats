@@ -108,8 +108,11 @@ JSON
   "network":{"raw_sockets":$raw}}}}}
 JSON
 	done
-	mcp --policy "$T/raw-false.json" -- "$(call_json 1 "$pkt")"
+	raw="python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); print(\"opened\")' 2>&1 | tail -1"
+	mcp --policy "$T/raw-false.json" -- "$(call_json 1 "$pkt")" "$(call_json 2 "$raw")"
 	assert_equal "$(text 1 | jq -r .stdout)" 'PermissionError: [Errno 1] Operation not permitted'
-	mcp --policy "$T/raw-true.json" -- "$(call_json 1 "$pkt")"
+	assert_equal "$(text 2 | jq -r .stdout)" 'PermissionError: [Errno 1] Operation not permitted'
+	mcp --policy "$T/raw-true.json" -- "$(call_json 1 "$pkt")" "$(call_json 2 "$raw")"
 	assert_equal "$(text 1 | jq -r .stdout)" opened
+	assert_equal "$(text 2 | jq -r .stdout)" opened
 }
