@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <limits.h>
 #include <linux/filter.h>
@@ -10,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -60,8 +62,48 @@ static const struct layer layers[] = {
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static struct cw_probe probe;
 
+/*
+ * The probe parses the kernel's BTF and loads BPF objects: done in a child,
+ * so the agent's own memory never holds them (its resident size stays
+ * small). The result is plain data, passed back through a pipe.
+ */
 static void run_probe(void)
 {
+	size_t got = 0;
+	int fds[2], status;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		goto inline_probe;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		goto inline_probe;
+	}
+	if (pid == 0) {
+		struct cw_probe p;
+
+		close(fds[0]);
+		cw_probe_run(&p);
+		_exit(cw_write_all(fds[1], &p, sizeof(p)) < 0 ? 1 : 0);
+	}
+	close(fds[1]);
+	while (got < sizeof(probe)) {
+		n = read(fds[0], (char *)&probe + got, sizeof(probe) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got == sizeof(probe))
+		return;
+inline_probe:
 	cw_probe_run(&probe);
 }
 
