@@ -26,6 +26,8 @@
 #include "seccomp.h"
 
 #define MAX_ENVS 256
+#define SEALED_MAX 1024
+#define SEALED_TTL_US (300LL * 1000000)	/* beyond TCP's FIN timeouts */
 #define MAX_ENV_BYTES (64 * 1024)
 
 struct cw_engine {
@@ -35,12 +37,18 @@ struct cw_engine {
 	struct cw_cgroup_root *cg;	/* NULL when the layer is off */
 	bool cg_memory, cg_pids;	/* it enforces memory / pids limits */
 	struct cw_bpfnet *net;		/* NULL when the layer is off */
+	/* Ended calls whose network entries still drop what their sockets
+	 * send, removed once SEALED_TTL_US has passed. */
+	struct { uint64_t cgid; int64_t since; } sealed[SEALED_MAX];
+	size_t nsealed;
 	struct cw_rate_store *rates;
 	struct cw_audit *audit;
 };
 
 /* Which probed features each layer needs, and whether this build
  * enforces it at all. */
+static void sealed_expire(struct cw_engine *e, bool force);
+
 struct layer {
 	const char *name;
 	unsigned bit;
@@ -362,6 +370,8 @@ void cw_engine_close(struct cw_engine *e)
 		return;
 	cw_audit_close(e->audit);
 	cw_rate_close(e->rates);
+	if (e->net)
+		sealed_expire(e, true);
 	cw_bpfnet_close(e->net);
 	cw_cgroup_close(e->cg);
 	cw_landlock_free(e->landlock);
@@ -607,6 +617,36 @@ static void fail(struct cw_call_result *r, const char *what,
 {
 	r->outcome = CW_OUTCOME_FAILED;
 	snprintf(r->message, sizeof(r->message), "%s: %s", what, err->text);
+}
+
+/* Removes sealed calls older than the TTL (all of them when force). */
+static void sealed_expire(struct cw_engine *e, bool force)
+{
+	int64_t now = cw_mono_us();
+	size_t i, k = 0;
+
+	for (i = 0; i < e->nsealed; i++) {
+		if (force || now - e->sealed[i].since >= SEALED_TTL_US)
+			cw_bpfnet_call_remove(e->net, e->sealed[i].cgid, NULL);
+		else
+			e->sealed[k++] = e->sealed[i];
+	}
+	e->nsealed = k;
+}
+
+static void sealed_add(struct cw_engine *e, uint64_t cgid)
+{
+	sealed_expire(e, false);
+	if (e->nsealed == SEALED_MAX) {
+		/* Full: the oldest goes first. */
+		cw_bpfnet_call_remove(e->net, e->sealed[0].cgid, NULL);
+		memmove(&e->sealed[0], &e->sealed[1],
+			(SEALED_MAX - 1) * sizeof(e->sealed[0]));
+		e->nsealed--;
+	}
+	e->sealed[e->nsealed].cgid = cgid;
+	e->sealed[e->nsealed].since = cw_mono_us();
+	e->nsealed++;
 }
 
 struct net_ctx {
@@ -907,8 +947,9 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	if (net_added) {
 		struct net_ctx nc = { e, r, cgid, 0 };
 
-		cw_bpfnet_call_remove(e->net, cgid, &nst);
+		cw_bpfnet_call_seal(e->net, cgid, &nst);
 		cw_bpfnet_drain(e->net, net_event, &nc);
+		sealed_add(e, cgid);
 		net_added = false;
 	}
 

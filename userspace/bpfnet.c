@@ -680,6 +680,56 @@ out:
 	return ret;
 }
 
+/*
+ * A call has ended but its sockets may not have: data a command queued
+ * before it exited keeps being sent by the kernel. Sealing keeps the
+ * call's entries but drops all of its egress from now on; the caller
+ * removes them later, once such sockets are surely gone.
+ */
+int cw_bpfnet_call_seal(struct cw_bpfnet *b, uint64_t cgroup_id,
+			struct cw_bpfnet_stats *st)
+{
+	struct net_counters cnt;
+	struct net_call cfg;
+	int ret = 0;
+
+	if (st)
+		memset(st, 0, sizeof(*st));
+	if (!b)
+		return -EINVAL;
+	pthread_mutex_lock(&b->lock);
+	if (!*find_call(b, cgroup_id)) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (bpf_map__lookup_elem(b->skel->maps.counters, &cgroup_id,
+				 sizeof(cgroup_id), &cnt, sizeof(cnt), 0) ||
+	    bpf_map__lookup_elem(b->skel->maps.calls, &cgroup_id,
+				 sizeof(cgroup_id), &cfg, sizeof(cfg), 0)) {
+		ret = -errno;
+		goto out;
+	}
+	if (st) {
+		st->connections = cnt.connections;
+		st->denied = cnt.denied;
+		st->egress_bytes = cnt.egress_bytes;
+		st->egress_exhausted = cnt.egress_exhausted;
+		st->connections_exhausted = cnt.connections_exhausted;
+	}
+	/* An exhausted one-byte budget drops every packet, silently. */
+	cfg.default_allow = 0;
+	cfg.max_egress_bytes = 1;
+	cnt.egress_exhausted = 1;
+	if (bpf_map__update_elem(b->skel->maps.counters, &cgroup_id,
+				 sizeof(cgroup_id), &cnt, sizeof(cnt), 0) ||
+	    bpf_map__update_elem(b->skel->maps.calls, &cgroup_id,
+				 sizeof(cgroup_id), &cfg, sizeof(cfg), 0))
+		ret = -errno;
+out:
+	pthread_mutex_unlock(&b->lock);
+	return ret;
+}
+
 int cw_bpfnet_drain(struct cw_bpfnet *b,
 		    void (*cb)(void *ctx, const struct cw_bpfnet_event *ev),
 		    void *ctx)

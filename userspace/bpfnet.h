@@ -48,6 +48,12 @@ struct cw_bpfnet_stats {
 int cw_bpfnet_call_remove(struct cw_bpfnet *b, uint64_t cgroup_id,
 			  struct cw_bpfnet_stats *st);
 
+/* Ends a call's network: reads its counters, then drops everything its
+ * sockets still send (data queued before the command exited). The entries
+ * stay until cw_bpfnet_call_remove. 0 or -errno. */
+int cw_bpfnet_call_seal(struct cw_bpfnet *b, uint64_t cgroup_id,
+			struct cw_bpfnet_stats *st);
+
 /* One network event, decoded from the ring buffer. */
 struct cw_bpfnet_event {
 	uint64_t cgroup_id;
