@@ -129,5 +129,5 @@ jq -r '"  #\(.seq) \(.type)\t\(.invocation // "-")  " +
 	 elif .type == "agent" then "start: layers \(.layers | to_entries | map(select(.value) | .key) | join(","))"
 	 else "" end)' "$AUDIT"
 echo
-echo "  first record in full:"
-head -1 "$AUDIT" | jq . | sed 's/^/    /'
+echo "  the first decision record in full:"
+jq -c 'select(.type == "decision")' "$AUDIT" | head -1 | jq . | sed 's/^/    /'
