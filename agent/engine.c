@@ -39,7 +39,7 @@ struct cw_engine {
 	struct cw_bpfnet *net;		/* NULL when the layer is off */
 	/* Ended calls whose network entries still drop what their sockets
 	 * send, removed once SEALED_TTL_US has passed. */
-	struct { uint64_t cgid; int64_t since; } sealed[SEALED_MAX];
+	struct { uint64_t cgid; int64_t since; char id[32]; } sealed[SEALED_MAX];
 	size_t nsealed;
 	struct cw_rate_store *rates;
 	struct cw_audit *audit;
@@ -626,25 +626,31 @@ static void sealed_expire(struct cw_engine *e, bool force)
 	size_t i, k = 0;
 
 	for (i = 0; i < e->nsealed; i++) {
-		if (force || now - e->sealed[i].since >= SEALED_TTL_US)
+		if (force || now - e->sealed[i].since >= SEALED_TTL_US) {
 			cw_bpfnet_call_remove(e->net, e->sealed[i].cgid, NULL);
-		else
+			if (e->cg)
+				cw_cgroup_remove_call(e->cg, e->sealed[i].id);
+		} else {
 			e->sealed[k++] = e->sealed[i];
+		}
 	}
 	e->nsealed = k;
 }
 
-static void sealed_add(struct cw_engine *e, uint64_t cgid)
+static void sealed_add(struct cw_engine *e, uint64_t cgid, const char *id)
 {
 	sealed_expire(e, false);
 	if (e->nsealed == SEALED_MAX) {
 		/* Full: the oldest goes first. */
 		cw_bpfnet_call_remove(e->net, e->sealed[0].cgid, NULL);
+		if (e->cg)
+			cw_cgroup_remove_call(e->cg, e->sealed[0].id);
 		memmove(&e->sealed[0], &e->sealed[1],
 			(SEALED_MAX - 1) * sizeof(e->sealed[0]));
 		e->nsealed--;
 	}
 	e->sealed[e->nsealed].cgid = cgid;
+	snprintf(e->sealed[e->nsealed].id, sizeof(e->sealed[0].id), "%s", id);
 	e->sealed[e->nsealed].since = cw_mono_us();
 	e->nsealed++;
 }
@@ -939,7 +945,11 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	if (cgc) {
 		struct cw_error cerr = { 0 };
 
-		cg_ret = cw_cgroup_call_end(cgc, &cst, &cerr);
+		/* With network rules, the v2 directory outlives the call's
+		 * processes: sockets they left keep their cgroup, and so the
+		 * programs that drop what they still send. */
+		cg_ret = net_added ? cw_cgroup_call_end_keep_v2(cgc, &cst, &cerr) :
+				     cw_cgroup_call_end(cgc, &cst, &cerr);
 		cgc = NULL;
 		if (cg_ret < 0)
 			snprintf(cg_err, sizeof(cg_err), "%s", cerr.text);
@@ -949,7 +959,7 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 
 		cw_bpfnet_call_seal(e->net, cgid, &nst);
 		cw_bpfnet_drain(e->net, net_event, &nc);
-		sealed_add(e, cgid);
+		sealed_add(e, cgid, r->invocation);
 		net_added = false;
 	}
 

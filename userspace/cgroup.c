@@ -1008,7 +1008,7 @@ static void read_stats(const struct cw_cgroup_call *c,
 
 /* Kills, waits, reads statistics, removes the directories, frees c. */
 static int call_end(struct cw_cgroup_call *c, struct cw_cgroup_stats *st,
-		    struct cw_error *err)
+		    bool keep_v2, struct cw_error *err)
 {
 	const struct cw_cgroup_root *r = c->r;
 	struct pidset seen = { 0 };
@@ -1043,7 +1043,7 @@ static int call_end(struct cw_cgroup_call *c, struct cw_cgroup_stats *st,
 		st->killed = seen.n;
 	}
 	for (i = 0; i < r->nh; i++) {
-		if (c->fd[i] < 0)
+		if (c->fd[i] < 0 || (keep_v2 && (r->h[i].flags & HF_V2)))
 			continue;
 		rc = remove_tree(r->h[i].calls_fd, c->id, c->fd[i],
 				 cw_mono_us() + RMDIR_TIMEOUT_US, 0);
@@ -1114,7 +1114,7 @@ static void remove_stale(struct cw_cgroup_root *r)
 			continue;
 		}
 		memset(&e, 0, sizeof(e));
-		ret = call_end(c, NULL, &e);
+		ret = call_end(c, NULL, false, &e);
 		if (ret)
 			note(r, "stale call %s: %s", all.v[i], e.text);
 		else
@@ -1541,6 +1541,31 @@ int cw_cgroup_call_nprocs(const struct cw_cgroup_call *c)
 	return max;
 }
 
+int cw_cgroup_call_end_keep_v2(struct cw_cgroup_call *c,
+			       struct cw_cgroup_stats *st,
+			       struct cw_error *err)
+{
+	if (st)
+		memset(st, 0, sizeof(*st));
+	if (!c)
+		return -EINVAL;
+	return call_end(c, st, true, err);
+}
+
+int cw_cgroup_remove_call(struct cw_cgroup_root *r, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < r->nh; i++) {
+		if (!(r->h[i].flags & HF_V2))
+			continue;
+		if (unlinkat(r->h[i].calls_fd, id, AT_REMOVEDIR) < 0 &&
+		    errno != ENOENT)
+			return -errno;
+	}
+	return 0;
+}
+
 int cw_cgroup_call_end(struct cw_cgroup_call *c, struct cw_cgroup_stats *st,
 		       struct cw_error *err)
 {
@@ -1548,5 +1573,5 @@ int cw_cgroup_call_end(struct cw_cgroup_call *c, struct cw_cgroup_stats *st,
 		memset(st, 0, sizeof(*st));
 	if (!c)
 		return 0;
-	return call_end(c, st, err);
+	return call_end(c, st, false, err);
 }

@@ -81,4 +81,12 @@ struct cw_cgroup_stats {
 int cw_cgroup_call_end(struct cw_cgroup_call *c, struct cw_cgroup_stats *st,
 		       struct cw_error *err);
 
+/* The same, but the v2 directory (emptied of processes) stays: sockets
+ * the call left behind keep their cgroup, and so its cgroup-BPF programs,
+ * until cw_cgroup_remove_call removes it. */
+int cw_cgroup_call_end_keep_v2(struct cw_cgroup_call *c,
+			       struct cw_cgroup_stats *st,
+			       struct cw_error *err);
+int cw_cgroup_remove_call(struct cw_cgroup_root *r, const char *id);
+
 #endif
