@@ -3,13 +3,9 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <limits.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -407,18 +403,6 @@ static bool under_any(const char *path, const struct cw_strv *v)
 	return false;
 }
 
-static bool valid_env_name(const char *s)
-{
-	if (!*s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') ||
-		     (*s >= 'a' && *s <= 'z')))
-		return false;
-	for (s++; *s; s++)
-		if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')))
-			return false;
-	return true;
-}
-
 /* Everything the call may set for itself, checked and narrowed. */
 struct run_args {
 	const char *command;
@@ -547,7 +531,7 @@ static int parse_run_args(const struct cw_sandbox *sb, json_t *args,
 		json_object_foreach(v, key, ev) {
 			const char *s = json_string_value(ev);
 
-			if (!valid_env_name(key) || !s ||
+			if (!cw_is_identifier(key) || !s ||
 			    strlen(s) != json_string_length(ev)) {
 				snprintf(msg, len, "\"envs.%.64s\" must be a string value under a name of letters, digits and _",
 					 key);

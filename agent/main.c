@@ -46,15 +46,21 @@ static void usage_main(FILE *f)
 		prog, prog);
 }
 
-static void print_diag(const struct cw_diag *d)
+/* kind: "" for errors, "warning: " for warnings. */
+static void print_diag_as(const struct cw_diag *d, const char *kind)
 {
 	char buf[1200];
 	size_t i;
 
 	for (i = 0; i < d->n; i++) {
 		cw_error_format(&d->items[i], buf, sizeof(buf));
-		fprintf(stderr, "%s: %s\n", prog, buf);
+		fprintf(stderr, "%s: %s%s\n", prog, kind, buf);
 	}
+}
+
+static void print_diag(const struct cw_diag *d)
+{
+	print_diag_as(d, "");
 }
 
 /* Options shared by the commands that open the engine. */
@@ -110,12 +116,7 @@ static struct cw_engine *open_engine(const struct common *co, bool warn_layers)
 		cw_engine_lint(cw_engine_policy(e), &d);
 		if (warn_layers)
 			cw_engine_layer_warnings(cw_engine_policy(e), &d);
-		for (size_t i = 0; i < d.n; i++) {
-			char buf[1200];
-
-			cw_error_format(&d.items[i], buf, sizeof(buf));
-			fprintf(stderr, "%s: warning: %s\n", prog, buf);
-		}
+		print_diag_as(&d, "warning: ");
 	}
 	cw_diag_free(&d);
 	return e;
@@ -213,15 +214,10 @@ static int cmd_check(int argc, char **argv)
 	p = cw_engine_load_policy(policy, &d);
 	if (p) {
 		struct cw_diag w;
-		char buf[1200];
-		size_t i;
 
 		cw_diag_init(&w);
 		cw_engine_lint(p, &w);
-		for (i = 0; i < w.n; i++) {
-			cw_error_format(&w.items[i], buf, sizeof(buf));
-			fprintf(stderr, "%s: warning: %s\n", prog, buf);
-		}
+		print_diag_as(&w, "warning: ");
 		cw_diag_free(&w);
 		printf("%s: ok\n", policy);
 	} else {

@@ -343,21 +343,6 @@ static bool want_type(struct loader *ld, json_t *v, const char *path,
 	return ok;
 }
 
-static bool is_ident(const char *s)
-{
-	size_t i;
-
-	if (!(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') ||
-	      (s[0] >= 'a' && s[0] <= 'z')))
-		return false;
-	for (i = 1; s[i]; i++)
-		if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= 'a' && s[i] <= 'z') ||
-		      (s[i] >= '0' && s[i] <= '9')))
-			return false;
-	return true;
-}
-
 /* An integer in [lo, hi]; on success *out is set. */
 static bool get_int(struct loader *ld, json_t *v, const char *path,
 		    long long lo, long long hi, const char *expected,
@@ -916,7 +901,7 @@ static bool check_ident(struct loader *ld, const char *s, const char *path)
 {
 	char qs[80];
 
-	if (is_ident(s))
+	if (cw_is_identifier(s))
 		return true;
 	perr(ld, path,
 	     "%s is not a valid environment variable name; expected letters, digits and '_', not starting with a digit",

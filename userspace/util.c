@@ -151,6 +151,21 @@ void cw_random_id(const char *prefix, char *buf, size_t len)
 		 r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
 }
 
+bool cw_is_identifier(const char *s)
+{
+	size_t i;
+
+	if (!(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') ||
+	      (s[0] >= 'a' && s[0] <= 'z')))
+		return false;
+	for (i = 1; s[i]; i++)
+		if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9')))
+			return false;
+	return true;
+}
+
 int cw_write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;

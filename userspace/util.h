@@ -56,6 +56,9 @@ void cw_buf_free(struct cw_buf *b);
 /* Random identifier of 16 hex chars prefixed by prefix ("inv-"). */
 void cw_random_id(const char *prefix, char *buf, size_t len);
 
+/* A shell variable name: [A-Za-z_][A-Za-z0-9_]*. */
+bool cw_is_identifier(const char *s);
+
 /* write() all of it, retrying on EINTR; 0 or -errno. */
 int cw_write_all(int fd, const void *p, size_t n);
 

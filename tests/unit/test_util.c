@@ -56,6 +56,17 @@ static void test_random_ids_differ(void **state)
 	assert_string_not_equal(a, b);
 }
 
+static void test_is_identifier(void **state)
+{
+	(void)state;
+	assert_true(cw_is_identifier("PATH"));
+	assert_true(cw_is_identifier("_a1"));
+	assert_false(cw_is_identifier(""));
+	assert_false(cw_is_identifier("1A"));
+	assert_false(cw_is_identifier("A-B"));
+	assert_false(cw_is_identifier("A=B"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -63,6 +74,7 @@ int main(void)
 		cmocka_unit_test(test_diag_format),
 		cmocka_unit_test(test_buf_grows),
 		cmocka_unit_test(test_random_ids_differ),
+		cmocka_unit_test(test_is_identifier),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }
