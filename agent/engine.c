@@ -14,6 +14,7 @@
 #include "engine.h"
 #include "bpfnet.h"
 #include "cgroup.h"
+#include "cgroup_pool.h"
 #include "json.h"
 #include "landlock.h"
 #include "version.h"
@@ -31,6 +32,8 @@ struct cw_engine {
 	struct cw_seccomp_prog *seccomp;
 	struct cw_landlock *landlock;	/* NULL when the layer is off */
 	struct cw_cgroup_root *cg;	/* NULL when the layer is off */
+	struct cw_cgroup_pool *pool;	/* call cgroups made and removed
+					 * off the calls' path; may be NULL */
 	bool cg_memory, cg_pids;	/* it enforces memory / pids limits */
 	struct cw_bpfnet *net;		/* NULL when the layer is off */
 	/* Ended calls whose network entries still drop what their sockets
@@ -309,6 +312,10 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 		e->cg_memory = json_is_string(json_object_get(d, "memory"));
 		e->cg_pids = json_is_string(json_object_get(d, "pids"));
 		json_decref(d);
+		/* Without the pool each call makes its own: slower, same
+		 * enforcement. */
+		e->pool = cw_cgroup_pool_open(e->cg,
+					      cw_policy_sandbox(e->policy));
 	}
 	/* Loaded and attached once; calls only update maps. */
 	if (layer_on(CW_LAYER_BPF_NET) && e->cg &&
@@ -366,6 +373,7 @@ void cw_engine_close(struct cw_engine *e)
 		return;
 	cw_audit_close(e->audit);
 	cw_rate_close(e->rates);
+	cw_cgroup_pool_close(e->pool);
 	if (e->net)
 		sealed_expire(e, true);
 	cw_bpfnet_close(e->net);
@@ -765,6 +773,13 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 				 strerror(-ret));
 		}
 	}
+	if (!invalid && r->verdict.kind == CW_VERDICT_ALLOW && is_run) {
+		/* A cgroup made ahead of time names the invocation. */
+		cgc = cw_cgroup_pool_take(e->pool, sb);
+		if (cgc)
+			snprintf(r->invocation, sizeof(r->invocation), "%s",
+				 cw_cgroup_call_name(cgc));
+	}
 	if (!invalid && r->verdict.kind == CW_VERDICT_ALLOW) {
 		size_t which = 0;
 		int64_t retry = 0;
@@ -878,8 +893,9 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	}
 
 	/* The call's own cgroup and network rules, before it can start. */
-	if (e->cg) {
+	if (e->cg && !cgc)
 		cgc = cw_cgroup_call_new(e->cg, r->invocation, sb, &err);
+	if (e->cg) {
 		if (!cgc) {
 			cw_rate_release(e->rates, r->invocation, NULL);
 			fail(r, "could not create the call's cgroup", &err);
@@ -893,7 +909,7 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	if (e->net && cgid) {
 		ret = cw_bpfnet_call_add(e->net, cgid, sb, &err);
 		if (ret < 0) {
-			cw_cgroup_call_end(cgc, NULL, NULL);
+			cw_cgroup_pool_retire(e->pool, cgc, false);
 			cgc = NULL;
 			cw_rate_release(e->rates, r->invocation, NULL);
 			fail(r, "could not install the call's network rules",
@@ -929,11 +945,12 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	if (cgc) {
 		struct cw_error cerr = { 0 };
 
-		/* With network rules, the v2 directory outlives the call's
-		 * processes: sockets they left keep their cgroup, and so the
-		 * programs that drop what they still send. */
-		cg_ret = net_added ? cw_cgroup_call_end_keep_v2(cgc, &cst, &cerr) :
-				     cw_cgroup_call_end(cgc, &cst, &cerr);
+		/* Killed and measured now; the directories are removed after
+		 * the answer. With network rules, the v2 directory outlives
+		 * the call's processes: sockets they left keep their cgroup,
+		 * and so the programs that drop what they still send. */
+		cg_ret = cw_cgroup_call_stop(cgc, &cst, &cerr);
+		cw_cgroup_pool_retire(e->pool, cgc, net_added);
 		cgc = NULL;
 		if (cg_ret < 0)
 			snprintf(cg_err, sizeof(cg_err), "%s", cerr.text);
@@ -996,8 +1013,7 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 out:
 	if (net_added)
 		cw_bpfnet_call_remove(e->net, cgid, NULL);
-	if (cgc)
-		cw_cgroup_call_end(cgc, NULL, NULL);
+	cw_cgroup_pool_retire(e->pool, cgc, false);
 	run_args_free(&ra);
 }
 

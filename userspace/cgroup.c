@@ -128,6 +128,7 @@ struct cw_cgroup_call {
 	uint64_t pids_max;
 	uint64_t cgid;
 	uint64_t mem_seen;	/* memory.current before the kill */
+	bool stopped;		/* killed and measured; only removal is left */
 };
 
 struct pidset {
@@ -1006,9 +1007,9 @@ static void read_stats(const struct cw_cgroup_call *c,
 	}
 }
 
-/* Kills, waits, reads statistics, removes the directories, frees c. */
-static int call_end(struct cw_cgroup_call *c, struct cw_cgroup_stats *st,
-		    bool keep_v2, struct cw_error *err)
+/* Kills every member, waits until they are gone, reads statistics. */
+static int call_stop(struct cw_cgroup_call *c, struct cw_cgroup_stats *st,
+		     struct cw_error *err)
 {
 	const struct cw_cgroup_root *r = c->r;
 	struct pidset seen = { 0 };
@@ -1042,6 +1043,21 @@ static int call_end(struct cw_cgroup_call *c, struct cw_cgroup_stats *st,
 		read_stats(c, st);
 		st->killed = seen.n;
 	}
+	free(seen.v);
+	c->stopped = true;
+	return ret;
+}
+
+/* Stops c unless that was done, removes the directories, frees c. */
+static int call_end(struct cw_cgroup_call *c, struct cw_cgroup_stats *st,
+		    bool keep_v2, struct cw_error *err)
+{
+	const struct cw_cgroup_root *r = c->r;
+	int ret = 0, rc;
+	size_t i;
+
+	if (!c->stopped)
+		ret = call_stop(c, st, err);
 	for (i = 0; i < r->nh; i++) {
 		if (c->fd[i] < 0 || (keep_v2 && (r->h[i].flags & HF_V2)))
 			continue;
@@ -1053,7 +1069,6 @@ static int call_end(struct cw_cgroup_call *c, struct cw_cgroup_stats *st,
 				     r->h[i].calls, c->id, strerror(-rc));
 		}
 	}
-	free(seen.v);
 	call_free(c);
 	return ret;
 }
@@ -1500,6 +1515,26 @@ fail:
 	return NULL;
 }
 
+bool cw_cgroup_call_fits(const struct cw_cgroup_call *c,
+			 const struct cw_sandbox *sb)
+{
+	uint64_t mem = 0, pids = 0;
+
+	if (!c || c->stopped)
+		return false;
+	if (sb && c->r->mem >= 0 && sb->resources.memory_mb > 0 &&
+	    sb->resources.memory_mb <= (int64_t)(INT64_MAX >> 20))
+		mem = (uint64_t)sb->resources.memory_mb << 20;
+	if (sb && c->r->pids >= 0 && sb->resources.pids > 0)
+		pids = (uint64_t)sb->resources.pids;
+	return mem == c->memory_max && pids == c->pids_max;
+}
+
+const char *cw_cgroup_call_name(const struct cw_cgroup_call *c)
+{
+	return c ? c->id : NULL;
+}
+
 int cw_cgroup_call_fd(const struct cw_cgroup_call *c)
 {
 	return c && c->r->v2 >= 0 ? c->fd[c->r->v2] : -1;
@@ -1539,6 +1574,18 @@ int cw_cgroup_call_nprocs(const struct cw_cgroup_call *c)
 	}
 	free(seen.v);
 	return max;
+}
+
+int cw_cgroup_call_stop(struct cw_cgroup_call *c, struct cw_cgroup_stats *st,
+			struct cw_error *err)
+{
+	if (st)
+		memset(st, 0, sizeof(*st));
+	if (!c)
+		return -EINVAL;
+	if (c->stopped)
+		return 0;
+	return call_stop(c, st, err);
 }
 
 int cw_cgroup_call_end_keep_v2(struct cw_cgroup_call *c,

@@ -51,6 +51,13 @@ struct cw_cgroup_call *cw_cgroup_call_new(struct cw_cgroup_root *r,
 					  const struct cw_sandbox *sb,
 					  struct cw_error *err);
 
+/* Would a call created for sb now have c's limits? A call prepared ahead
+ * of time is only used for a sandbox it fits. */
+bool cw_cgroup_call_fits(const struct cw_cgroup_call *c,
+			 const struct cw_sandbox *sb);
+/* The call's directory name (the id it was created with). */
+const char *cw_cgroup_call_name(const struct cw_cgroup_call *c);
+
 /* For the launcher: the v2 directory fd (clone3 CLONE_INTO_CGROUP), -1 if
  * none; and v1 cgroup.procs descriptors the child writes "0" to before
  * execve (opened O_WRONLY|O_CLOEXEC). */
@@ -80,6 +87,12 @@ struct cw_cgroup_stats {
  * c. 0 or -errno (c is freed either way; err says what was left behind). */
 int cw_cgroup_call_end(struct cw_cgroup_call *c, struct cw_cgroup_stats *st,
 		       struct cw_error *err);
+
+/* Only the first half of the end: kills, waits, reads the statistics;
+ * the directories stay (locked) until cw_cgroup_call_end or _keep_v2,
+ * which can then run later, off the path of the call. 0 or -errno. */
+int cw_cgroup_call_stop(struct cw_cgroup_call *c, struct cw_cgroup_stats *st,
+			struct cw_error *err);
 
 /* The same, but the v2 directory (emptied of processes) stays: sockets
  * the call left behind keep their cgroup, and so its cgroup-BPF programs,

@@ -26,6 +26,7 @@
 
 #include "unit.h"
 #include "cgroup.h"
+#include "cgroup_pool.h"
 
 #define MiB (1024ULL * 1024)
 
@@ -1062,6 +1063,123 @@ static void test_live_call_of_other_agent_survives(void **state)
 	env_close(&e);
 }
 
+/* pids.max of call id, or NULL when no hierarchy enforces pids. */
+static char *pids_max_of(const struct env *e, const char *id)
+{
+	char *dir = call_dir(e, "pids", id), *f, *text;
+
+	if (!dir)
+		return NULL;
+	f = pathf("%s/pids.max", dir);
+	text = slurp(f);
+	free(f);
+	free(dir);
+	return text;
+}
+
+/* Every directory of call id, in every hierarchy: exist or not. */
+static void assert_dirs(const struct env *e, const char *id, bool want)
+{
+	const char *keys[] = { "v2", "memory", "pids" };
+	const char *calls;
+	char *dir;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		calls = calls_of(e, keys[i]);
+		if (!calls)
+			continue;
+		dir = pathf("%s/%s", calls, id);
+		if (exists(dir) != want)
+			print_message("# %s: exists %d\n", dir, exists(dir));
+		assert_int_equal(want, exists(dir));
+		free(dir);
+	}
+}
+
+/*
+ * The pool makes a call cgroup ahead with the sandbox's limits, hands it
+ * to one call, and removes it after the call was stopped; a cgroup made
+ * for other limits is not handed out.
+ */
+static void test_pool_prepares_and_removes(void **state)
+{
+	struct cw_cgroup_pool_stats ps;
+	struct cw_cgroup_stats st;
+	struct cw_cgroup_pool *p;
+	struct cw_cgroup_call *c, *c2;
+	struct cw_error err = { 0 };
+	struct cw_sandbox sb, sb2;
+	char id[64], *text;
+	pid_t pid, left[16];
+	struct env e;
+	int status, n, i;
+
+	(void)state;
+	if (skip_reason())
+		skip();
+	env_open(&e);
+	sandbox_limits(&sb, 64, 16);
+	p = cw_cgroup_pool_open(e.r, &sb);
+	assert_non_null(p);
+	cw_cgroup_pool_settle(p, &ps);
+	assert_int_equal(1, ps.prepared);
+	assert_int_equal(0, ps.failed);
+
+	c = cw_cgroup_pool_take(p, &sb);
+	assert_non_null(c);
+	snprintf(id, sizeof(id), "%s", cw_cgroup_call_name(c));
+	assert_int_equal(0, strncmp(id, "inv-", 4));
+	assert_dirs(&e, id, true);
+	text = pids_max_of(&e, id);
+	if (text)
+		assert_string_equal("16\n", text);
+	free(text);
+
+	/* It contains like any call cgroup: stop kills a double fork. */
+	pid = launch(c, "/bin/sh", "(setsid sleep 1000 &) ; exit 0");
+	assert_true(pid > 0);
+	status = wait_for(pid, 5000);
+	assert_true(WIFEXITED(status));
+	sleep_ms(100);
+	n = call_pids(&e, id, left, 16);
+	assert_true(n >= 1);
+	for (i = 0; i < n; i++)
+		track_pid(left[i]);
+	assert_int_equal(0, cw_cgroup_call_stop(c, &st, &err));
+	assert_int_equal(n, st.killed);
+	for (i = 0; i < n; i++) {
+		status = wait_for(left[i], 5000);
+		assert_true(WIFSIGNALED(status));
+	}
+	/* Stopped, not removed: removal is the pool's, later. */
+	assert_dirs(&e, id, true);
+	assert_false(cw_cgroup_call_fits(c, &sb));
+	cw_cgroup_pool_retire(p, c, false);
+	cw_cgroup_pool_settle(p, &ps);
+	assert_dirs(&e, id, false);
+	assert_int_equal(1, ps.removed);
+	assert_int_equal(2, ps.prepared);	/* the next one is ready */
+
+	/* Other limits: the ready one does not fit and is not handed out. */
+	sandbox_limits(&sb2, 32, 8);
+	assert_null(cw_cgroup_pool_take(p, &sb2));
+	cw_cgroup_pool_settle(p, &ps);
+	assert_int_equal(1, ps.discarded);
+	assert_int_equal(3, ps.prepared);
+	c2 = cw_cgroup_pool_take(p, &sb2);
+	assert_non_null(c2);
+	text = pids_max_of(&e, cw_cgroup_call_name(c2));
+	if (text)
+		assert_string_equal("8\n", text);
+	free(text);
+	cw_cgroup_pool_retire(p, c2, false);
+
+	/* Close removes what waits and what is ready. */
+	cw_cgroup_pool_close(p);
+	env_close(&e);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_teardown(f, teardown)
@@ -1074,6 +1192,7 @@ int main(void)
 		T(test_stale_call_of_crashed_run_is_removed),
 		T(test_stale_dir_made_by_hand_is_removed),
 		T(test_live_call_of_other_agent_survives),
+		T(test_pool_prepares_and_removes),
 	};
 #undef T
 
