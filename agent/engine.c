@@ -342,6 +342,10 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 		cw_diag_add(diag, "", 0, 0, "", "audit log: %s", err.text);
 		goto fail;
 	}
+	cw_audit_set_max_bytes(e->audit,
+			       !o->audit_max_bytes ? CW_DEFAULT_AUDIT_MAX_BYTES :
+			       o->audit_max_bytes == UINT64_MAX ? 0 :
+							       o->audit_max_bytes);
 	/* What protects the calls of this run, once, for the audit reader. */
 	rec = json_pack("{s:s, s:s, s:i, s:o, s:o}", "event", "start",
 			"version", CW_VERSION, "pid", (int)getpid(), "probe",

@@ -19,6 +19,8 @@
 
 #define CW_DEFAULT_STATE_DIR "/var/lib/cmdwarden"
 #define CW_DEFAULT_AUDIT "/var/log/cmdwarden/audit.jsonl"
+/* The audit log rotates before it passes this size (see audit.h). */
+#define CW_DEFAULT_AUDIT_MAX_BYTES (64ull << 20)
 #define CW_TOOL_RUN_COMMAND "run_command"
 
 struct cw_engine;
@@ -27,6 +29,8 @@ struct cw_engine_opts {
 	const char *policy_path;	/* NULL: the embedded default */
 	const char *state_dir;		/* NULL: CW_DEFAULT_STATE_DIR */
 	const char *audit_path;		/* NULL: CW_DEFAULT_AUDIT */
+	uint64_t audit_max_bytes;	/* 0: CW_DEFAULT_AUDIT_MAX_BYTES;
+					 * UINT64_MAX: never rotate */
 };
 
 /* Loads and fully validates a policy: parse, compile, build its seccomp

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,26 +69,67 @@ struct common {
 	const char *policy;
 	const char *state_dir;
 	const char *audit;
+	uint64_t audit_max_bytes;	/* 0: default, UINT64_MAX: never */
+	bool bad;			/* an option's value was refused */
 };
 
-enum { OPT_POLICY = 1000, OPT_STATE, OPT_AUDIT, OPT_MAXREQ, OPT_TOOL,
-       OPT_ARGS, OPT_GRANT, OPT_SESSION, OPT_CWD, OPT_TIMEOUT, OPT_HELP };
+enum { OPT_POLICY = 1000, OPT_STATE, OPT_AUDIT, OPT_AUDIT_MAX, OPT_MAXREQ,
+       OPT_TOOL, OPT_ARGS, OPT_GRANT, OPT_SESSION, OPT_CWD, OPT_TIMEOUT,
+       OPT_HELP };
 
 #define COMMON_OPTS                                                 \
 	{ "policy", required_argument, NULL, OPT_POLICY },          \
 	{ "state-dir", required_argument, NULL, OPT_STATE },        \
 	{ "audit", required_argument, NULL, OPT_AUDIT },            \
+	{ "audit-max-bytes", required_argument, NULL, OPT_AUDIT_MAX }, \
 	{ "help", no_argument, NULL, OPT_HELP }
 
 static const char common_help[] =
 	"  --policy FILE     policy file (default: the embedded default policy)\n"
 	"  --state-dir DIR   durable rate-limit counters (default " CW_DEFAULT_STATE_DIR ")\n"
 	"  --audit FILE      audit log, JSON Lines (default " CW_DEFAULT_AUDIT ")\n"
+	"  --audit-max-bytes N  rotate the audit log before it passes N bytes\n"
+	"                    (K, M, G suffixes; default 64M; 0: never rotate)\n"
 	"  --help            this text\n";
+
+/* "N", "NK", "NM", "NG" (powers of 1024); 0 or -EINVAL. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	}
+	if (*end || v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
 
 static bool common_opt(int c, struct common *co)
 {
+	uint64_t v;
+
 	switch (c) {
+	case OPT_AUDIT_MAX:
+		if (parse_size(optarg, &v) || (v && v < 4096)) {
+			fprintf(stderr, "%s: --audit-max-bytes wants 0 (never rotate) or a size of at least 4096 bytes such as 64M, got \"%s\"\n",
+				prog, optarg);
+			co->bad = true;
+		} else {
+			co->audit_max_bytes = v ? v : UINT64_MAX;
+		}
+		return true;
 	case OPT_POLICY:
 		co->policy = optarg;
 		return true;
@@ -104,7 +146,8 @@ static bool common_opt(int c, struct common *co)
 /* serve says once which layers are off; exec stays quiet about them. */
 static struct cw_engine *open_engine(const struct common *co, bool warn_layers)
 {
-	struct cw_engine_opts o = { co->policy, co->state_dir, co->audit };
+	struct cw_engine_opts o = { co->policy, co->state_dir, co->audit,
+				    co->audit_max_bytes };
 	struct cw_engine *e;
 	struct cw_diag d;
 
@@ -160,6 +203,8 @@ static int cmd_serve(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (co.bad)
+		return 2;
 	e = open_engine(&co, true);
 	if (!e)
 		return 1;
@@ -380,6 +425,8 @@ static int cmd_exec(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (co.bad)
+		return 2;
 	if (optind >= argc) {
 		fprintf(stderr, "%s exec: no command given (usage: %s exec [OPTIONS] -- COMMAND...)\n",
 			prog, prog);

@@ -11,12 +11,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,6 +43,7 @@ struct cw_audit {
 	uint64_t seq; /* seq of the last record */
 	char hash[HASH_HEX + 1]; /* SHA-256 hex of the last record */
 	char *block; /* scratch for backwards scans */
+	uint64_t max_bytes; /* rotate before the file passes this; 0: never */
 };
 
 /* The chain's tail as found in the file. */
@@ -55,10 +58,12 @@ struct rec_info {
 	uint64_t seq;
 	char prev[HASH_HEX + 1];
 	bool torn_before;
+	char rotated_from[NAME_MAX + 1]; /* "" unless a file's first record */
 };
 
 static const char *const reserved[] = {
 	"ts", "seq", "type", "invocation", "prev", "torn_before",
+	"rotated_from",
 };
 
 static const char *errstr(int e)
@@ -150,6 +155,16 @@ static int parse_record(const char *buf, size_t len, struct rec_info *ri,
 	}
 	memcpy(ri->prev, prev, strlen(prev) + 1);
 	ri->torn_before = json_is_true(json_object_get(root, "torn_before"));
+	v = json_object_get(root, "rotated_from");
+	if (v && (!json_is_string(v) || !json_string_length(v) ||
+		  json_string_length(v) > NAME_MAX ||
+		  strchr(json_string_value(v), '/'))) {
+		snprintf(why, whylen, "rotated_from is not a file name");
+		goto out;
+	}
+	if (v)
+		memcpy(ri->rotated_from, json_string_value(v),
+		       json_string_length(v) + 1);
 	ret = 0;
 out:
 	json_decref(root);
@@ -629,12 +644,375 @@ static void undo_append(struct cw_audit *a, off_t size)
 		fdatasync(a->wfd);
 }
 
+/* Final component of path. */
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* N when name is "<base>.<N>" (N decimal, no sign), else -1. */
+static long rotated_index(const char *name, const char *base)
+{
+	size_t n = strlen(base);
+	const char *d;
+	char *end;
+	long v;
+
+	if (strncmp(name, base, n) || name[n] != '.' || name[n + 1] < '0' ||
+	    name[n + 1] > '9')
+		return -1;
+	d = name + n + 1;
+	errno = 0;
+	v = strtol(d, &end, 10);
+	if (errno || *end || v < 0 || (d[0] == '0' && d[1]))
+		return -1;
+	return v;
+}
+
+/*
+ * The rotated files of the log at path, oldest first, with path itself
+ * last when it exists. Rotated files are "<path>.<N>", N counting up from
+ * 1 in the order they were rotated.
+ */
+static int list_set(const char *path, char ***out, size_t *nout, long *maxn)
+{
+	char *dir = dir_of(path);
+	const char *base = base_of(path);
+	struct { long n; char *p; } *v = NULL, tmp;
+	size_t nv = 0, i, j;
+	struct dirent *de;
+	struct stat st;
+	char **files = NULL;
+	DIR *d = NULL;
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	*nout = 0;
+	if (maxn)
+		*maxn = 0;
+	if (!dir)
+		goto out;
+	d = opendir(dir);
+	if (!d) {
+		ret = -errno;
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		long n = rotated_index(de->d_name, base);
+		void *nvp;
+
+		if (n < 0)
+			continue;
+		nvp = realloc(v, (nv + 1) * sizeof(*v));
+		if (!nvp)
+			goto out;
+		v = nvp;
+		/* A bare name stays bare: "audit.jsonl.1", not "./...". */
+		if (asprintf(&v[nv].p, "%s%s%s", strchr(path, '/') ? dir : "",
+			     strchr(path, '/') ? "/" : "", de->d_name) < 0)
+			goto out;
+		v[nv++].n = n;
+	}
+	/* Few files: insertion sort by N. */
+	for (i = 1; i < nv; i++)
+		for (j = i; j > 0 && v[j - 1].n > v[j].n; j--) {
+			tmp = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = tmp;
+		}
+	files = calloc(nv + 2, sizeof(*files));
+	if (!files)
+		goto out;
+	for (i = 0; i < nv; i++) {
+		files[i] = v[i].p;
+		v[i].p = NULL;
+	}
+	if (nv && maxn)
+		*maxn = v[nv - 1].n;
+	*nout = nv;
+	if (!stat(path, &st)) {
+		files[nv] = strdup(path);
+		if (!files[nv])
+			goto out;
+		(*nout)++;
+	}
+	*out = files;
+	files = NULL;
+	ret = 0;
+out:
+	if (files) {
+		for (i = 0; files[i]; i++)
+			free(files[i]);
+		free(files);
+		*nout = 0;
+	}
+	for (i = 0; v && i < nv; i++)
+		free(v[i].p);
+	free(v);
+	if (d)
+		closedir(d);
+	free(dir);
+	return ret;
+}
+
+static void free_set(char **files, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
+}
+
+/*
+ * Another writer rotated the log: path now names a new file while our
+ * descriptors hold the old one. Called with the flock on the old file
+ * held; on return 0 the descriptors are the new file's, locked, and st is
+ * its fstat. A log deleted while open stays an error.
+ */
+static int follow_path(struct cw_audit *a, struct stat *st,
+		       struct cw_error *err)
+{
+	const int wflags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY;
+	const int rflags = O_RDONLY | O_CLOEXEC | O_NOCTTY;
+	struct stat pst, rst;
+	int tries, wfd, rfd, ret;
+
+	for (tries = 0; tries < 8; tries++) {
+		if (st->st_nlink == 0) {
+			audit_err(err, a->path, 0,
+				  "the audit log was deleted while open; restart to create a new one");
+			return -ENOENT;
+		}
+		if (stat(a->path, &pst)) {
+			ret = -errno;
+			audit_err(err, a->path, 0,
+				  "the audit log was moved away while open (%s); restart to create a new one",
+				  errstr(-ret));
+			return ret;
+		}
+		if (pst.st_dev == st->st_dev && pst.st_ino == st->st_ino)
+			return 0;
+		wfd = open(a->path, wflags);
+		if (wfd < 0) {
+			ret = -errno;
+			audit_err(err, a->path, 0,
+				  "opening the rotated audit log failed: %s",
+				  errstr(-ret));
+			return ret;
+		}
+		rfd = open(a->path, rflags);
+		if (rfd < 0 || fstat(wfd, st) || fstat(rfd, &rst) ||
+		    rst.st_ino != st->st_ino || rst.st_dev != st->st_dev) {
+			ret = rfd < 0 ? -errno : -ESTALE;
+			if (rfd >= 0)
+				close(rfd);
+			close(wfd);
+			if (ret == -ESTALE)
+				continue; /* replaced again meanwhile */
+			audit_err(err, a->path, 0,
+				  "opening the rotated audit log failed: %s",
+				  errstr(-ret));
+			return ret;
+		}
+		/* Closing the old descriptors drops the old file's flock. */
+		close(a->wfd);
+		close(a->rfd);
+		a->wfd = wfd;
+		a->rfd = rfd;
+		a->tail_known = false;
+		ret = lock_file(a->wfd, LOCK_EX);
+		if (ret) {
+			audit_err(err, a->path, 0, "flock failed: %s",
+				  errstr(-ret));
+			return ret;
+		}
+		if (fstat(a->wfd, st)) {
+			ret = -errno;
+			audit_err(err, a->path, 0, "fstat failed: %s",
+				  errstr(-ret));
+			return ret;
+		}
+	}
+	audit_err(err, a->path, 0,
+		  "the audit log keeps being replaced; is another program rotating it?");
+	return -ESTALE;
+}
+
+/* The line for one record: head, the caller's middle, the trailer. */
+static int build_line(struct cw_buf *line, bool need_nl, uint64_t seq,
+		      const struct cw_buf *mid, bool torn,
+		      const char *rotated_from, const char *prev)
+{
+	char ts[40], head[96];
+
+	cw_format_ts(cw_now_us(), ts, sizeof(ts));
+	snprintf(head, sizeof(head), "{\"ts\":\"%s\",\"seq\":%" PRIu64 ",", ts,
+		 seq);
+	line->len = 0;
+	/* A torn line gets its own newline so it stands alone. */
+	if ((need_nl && cw_buf_append(line, "\n", 1)) ||
+	    cw_buf_append(line, head, strlen(head)) ||
+	    cw_buf_append(line, mid->data, mid->len) ||
+	    (torn && cw_buf_append(line, ",\"torn_before\":true", 19)) ||
+	    (rotated_from &&
+	     (cw_buf_append(line, ",\"rotated_from\":\"", 17) ||
+	      cw_buf_append(line, rotated_from, strlen(rotated_from)) ||
+	      cw_buf_append(line, "\"", 1))) ||
+	    cw_buf_append(line, ",\"prev\":\"", 9) ||
+	    cw_buf_append(line, prev, strlen(prev)) ||
+	    cw_buf_append(line, "\"}", 2))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Size-based rotation, called under the old file's flock with the new
+ * file's first record in line. The old file keeps its records and gets the
+ * next free name "<path>.<N>"; a new file takes its place at path, created
+ * aside with that record already in it and durable, then renamed over
+ * path, so path always names a whole log. The record carries the old
+ * file's last hash in prev and its name in rotated_from.
+ */
+static int rotate(struct cw_audit *a, const struct cw_buf *line,
+		  const char *rotated_name, const char *rotated_path,
+		  bool linked, struct cw_error *err)
+{
+	char *tmp = NULL, *dir = NULL;
+	int fd = -1, rfd = -1, ret;
+
+	/* Deferred records of the old file become durable before it moves. */
+	if (fdatasync(a->wfd)) {
+		ret = -errno;
+		audit_err(err, a->path, 0, "fdatasync before rotation failed: %s",
+			  errstr(-ret));
+		goto out;
+	}
+	dir = dir_of(a->path);
+	if (!dir || asprintf(&tmp, "%s.rotating.%d", a->path, (int)getpid()) < 0) {
+		tmp = NULL;
+		ret = -ENOMEM;
+		audit_err(err, a->path, 0, "no memory to rotate the log");
+		goto out;
+	}
+	unlink(tmp); /* left by a writer of this pid that crashed */
+	fd = open(tmp, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC |
+			       O_NOCTTY, 0600);
+	if (fd < 0 || fchmod(fd, 0600)) {
+		ret = -errno;
+		audit_err(err, tmp, 0, "creating the next audit log failed: %s",
+			  errstr(-ret));
+		goto out;
+	}
+	ret = cw_write_all(fd, line->data, line->len);
+	if (!ret && fdatasync(fd))
+		ret = -errno;
+	if (ret) {
+		audit_err(err, tmp, 0, "writing the next audit log failed: %s",
+			  errstr(-ret));
+		goto out;
+	}
+	rfd = open(tmp, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (rfd < 0) {
+		ret = -errno;
+		audit_err(err, tmp, 0, "opening for reading failed: %s",
+			  errstr(-ret));
+		goto out;
+	}
+	if (!linked && link(a->path, rotated_path)) {
+		ret = -errno;
+		audit_err(err, rotated_path, 0,
+			  "keeping the full audit log under this name failed: %s",
+			  errstr(-ret));
+		goto out;
+	}
+	if (rename(tmp, a->path)) {
+		ret = -errno;
+		audit_err(err, a->path, 0,
+			  "putting the next audit log in place failed: %s",
+			  errstr(-ret));
+		if (!linked)
+			unlink(rotated_path);
+		goto out;
+	}
+	free(tmp);
+	tmp = NULL;
+	ret = fsync_dir(dir);
+	if (ret) {
+		/* Both names exist; only their durability is in doubt. */
+		audit_err(err, a->path, 0,
+			  "syncing the directory after rotating to %s failed: %s",
+			  rotated_name, errstr(-ret));
+	}
+	/* Closing the old descriptors releases the old file's flock. */
+	close(a->wfd);
+	close(a->rfd);
+	a->wfd = fd;
+	a->rfd = rfd;
+	fd = rfd = -1;
+	/* Others may append to the new file as soon as it is in place. */
+	a->end = (off_t)line->len;
+out:
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	if (rfd >= 0)
+		close(rfd);
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return ret;
+}
+
+/* The name the current file gets when rotated; *linked when a crash left
+ * it linked already (the highest rotated name is the current file). */
+static int rotation_name(struct cw_audit *a, const struct stat *st,
+			 char **rpath, bool *linked, struct cw_error *err)
+{
+	struct stat rst;
+	char **files;
+	size_t n;
+	long maxn;
+	int ret;
+
+	*linked = false;
+	*rpath = NULL;
+	ret = list_set(a->path, &files, &n, &maxn);
+	if (ret) {
+		audit_err(err, a->path, 0,
+			  "listing the rotated audit logs failed: %s",
+			  errstr(-ret));
+		return ret;
+	}
+	free_set(files, n);
+	if (maxn > 0 && asprintf(rpath, "%s.%ld", a->path, maxn) > 0 &&
+	    !stat(*rpath, &rst) && rst.st_ino == st->st_ino &&
+	    rst.st_dev == st->st_dev) {
+		*linked = true;
+		return 0;
+	}
+	free(*rpath);
+	*rpath = NULL;
+	if (maxn >= LONG_MAX - 1 ||
+	    asprintf(rpath, "%s.%ld", a->path, maxn + 1) < 0) {
+		*rpath = NULL;
+		audit_err(err, a->path, 0, "no name left to rotate to");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Called with a->lock held. */
 static int append_record(struct cw_audit *a, const struct cw_buf *mid,
 			 unsigned flags, struct cw_error *err)
 {
-	char ts[40], head[96], trailer[128], hash[HASH_HEX + 1];
+	char hash[HASH_HEX + 1];
 	struct cw_buf line = { 0 };
+	char *rpath = NULL;
+	bool rotating = false, linked = false;
 	struct stat st;
 	struct tail t;
 	size_t skip;
@@ -651,12 +1029,9 @@ static int append_record(struct cw_audit *a, const struct cw_buf *mid,
 		audit_err(err, a->path, 0, "fstat failed: %s", errstr(-ret));
 		goto out;
 	}
-	if (st.st_nlink == 0) {
-		ret = -ENOENT;
-		audit_err(err, a->path, 0,
-			  "the audit log was deleted while open; restart to create a new one");
+	ret = follow_path(a, &st, err);
+	if (ret)
 		goto out;
-	}
 	if (a->tail_known && st.st_size == a->end) {
 		memset(&t, 0, sizeof(t));
 		t.seq = a->seq;
@@ -672,20 +1047,26 @@ static int append_record(struct cw_audit *a, const struct cw_buf *mid,
 		goto out;
 	}
 	seq = t.seq + 1;
-	cw_format_ts(cw_now_us(), ts, sizeof(ts));
-	snprintf(head, sizeof(head), "{\"ts\":\"%s\",\"seq\":%" PRIu64 ",", ts,
-		 seq);
-	snprintf(trailer, sizeof(trailer), "%s,\"prev\":\"%s\"}",
-		 t.damaged ? ",\"torn_before\":true" : "", t.hash);
 	skip = t.need_nl ? 1 : 0;
-	/* A torn line gets its own newline so it stands alone. */
-	if ((skip && cw_buf_append(&line, "\n", 1)) ||
-	    cw_buf_append(&line, head, strlen(head)) ||
-	    cw_buf_append(&line, mid->data, mid->len) ||
-	    cw_buf_append(&line, trailer, strlen(trailer))) {
+	if (build_line(&line, t.need_nl, seq, mid, t.damaged, NULL, t.hash)) {
 		ret = -ENOMEM;
 		audit_err(err, a->path, 0, "no memory to build the record");
 		goto out;
+	}
+	/* A torn tail is mended in place first; the next record rotates. */
+	if (a->max_bytes && st.st_size > 0 && !t.need_nl &&
+	    (uint64_t)st.st_size + line.len + 1 > a->max_bytes) {
+		ret = rotation_name(a, &st, &rpath, &linked, err);
+		if (ret)
+			goto out;
+		rotating = true;
+		if (build_line(&line, false, seq, mid, t.damaged,
+			       base_of(rpath), t.hash)) {
+			ret = -ENOMEM;
+			audit_err(err, a->path, 0,
+				  "no memory to build the record");
+			goto out;
+		}
 	}
 	if (line.len - skip >= CW_AUDIT_MAX_LINE) {
 		ret = -EMSGSIZE;
@@ -704,22 +1085,29 @@ static int append_record(struct cw_audit *a, const struct cw_buf *mid,
 		audit_err(err, a->path, 0, "no memory to build the record");
 		goto out;
 	}
-	/* One write() under the lock: O_APPEND plus flock keep it whole. */
-	ret = cw_write_all(a->wfd, line.data, line.len);
-	if (ret) {
-		audit_err(err, a->path, 0, "writing record seq %" PRIu64
-			  " failed: %s", seq, errstr(-ret));
-		undo_append(a, st.st_size);
-		goto out;
+	if (rotating) {
+		ret = rotate(a, &line, base_of(rpath), rpath, linked, err);
+		if (ret)
+			goto out;
+	} else {
+		/* One write() under the lock: O_APPEND plus flock keep it
+		 * whole. */
+		ret = cw_write_all(a->wfd, line.data, line.len);
+		if (ret) {
+			audit_err(err, a->path, 0, "writing record seq %" PRIu64
+				  " failed: %s", seq, errstr(-ret));
+			undo_append(a, st.st_size);
+			goto out;
+		}
+		if (!(flags & CW_AUDIT_DEFER_SYNC) && fdatasync(a->wfd)) {
+			ret = -errno;
+			audit_err(err, a->path, 0, "fdatasync of record seq %" PRIu64
+				  " failed: %s", seq, errstr(-ret));
+			undo_append(a, st.st_size);
+			goto out;
+		}
+		a->end = st.st_size + (off_t)line.len;
 	}
-	if (!(flags & CW_AUDIT_DEFER_SYNC) && fdatasync(a->wfd)) {
-		ret = -errno;
-		audit_err(err, a->path, 0, "fdatasync of record seq %" PRIu64
-			  " failed: %s", seq, errstr(-ret));
-		undo_append(a, st.st_size);
-		goto out;
-	}
-	a->end = st.st_size + (off_t)line.len;
 	a->seq = seq;
 	memcpy(a->hash, hash, sizeof(a->hash));
 	a->tail_known = true;
@@ -727,8 +1115,16 @@ out:
 	if (ret)
 		a->tail_known = false;
 	lock_file(a->wfd, LOCK_UN);
+	free(rpath);
 	cw_buf_free(&line);
 	return ret;
+}
+
+void cw_audit_set_max_bytes(struct cw_audit *a, uint64_t max_bytes)
+{
+	pthread_mutex_lock(&a->lock);
+	a->max_bytes = max_bytes;
+	pthread_mutex_unlock(&a->lock);
 }
 
 int cw_audit_write(struct cw_audit *a, const char *type,
@@ -878,27 +1274,51 @@ static int verify_fail(struct verify_state *vs, unsigned long line,
 	return -EBADMSG;
 }
 
-int cw_audit_verify(const char *path, uint64_t *nrecords,
-		    struct cw_error *err)
+/* The chain as it stands after the files verified so far. */
+struct chain {
+	uint64_t expected; /* seq of the next record */
+	char prev_hash[HASH_HEX + 1];
+	uint64_t good;
+	const char *prev_path; /* the file before, NULL for the first */
+	unsigned long prev_lines; /* its last line */
+};
+
+/* Checks the first record of a file against the file before it. */
+static int check_continuation(struct verify_state *vs, const struct chain *c,
+			      const struct rec_info *ri)
+{
+	const char *prev = c->prev_path ? base_of(c->prev_path) : NULL;
+
+	if (!prev && ri->rotated_from[0])
+		return verify_fail(vs, 1,
+				   "missing: this file continues %s, which is not present (older files of this rotated log were removed or renamed)",
+				   ri->rotated_from);
+	if (prev && !ri->rotated_from[0])
+		return verify_fail(vs, 1,
+				   "not a continuation of %s: its first record has no rotated_from, so the file was replaced or edited",
+				   prev);
+	if (prev && strcmp(ri->rotated_from, prev))
+		return verify_fail(vs, 1,
+				   "missing: this file continues %s, but the file before it is %s",
+				   ri->rotated_from, prev);
+	return 0;
+}
+
+static int verify_file(struct chain *c, const char *path,
+		       struct cw_error *err)
 {
 	struct verify_state vs = { .path = path, .err = err };
 	struct line_reader r = { .fd = -1 };
 	struct cw_buf line = { 0 };
-	char prev_hash[HASH_HEX + 1] = "", hash[HASH_HEX + 1];
+	char hash[HASH_HEX + 1];
 	char why[256] = "", dwhy[256] = "";
 	unsigned long lineno = 0, damaged_at = 0;
 	unsigned int damaged_n = 0;
-	uint64_t expected = 1, good = 0;
 	struct rec_info ri, next;
 	struct stat st;
 	bool nl;
 	int ret;
 
-	if (!path || !*path) {
-		ret = -EINVAL;
-		audit_err(err, "", 0, "no audit log path given");
-		goto out;
-	}
 	r.fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (r.fd < 0) {
 		ret = -errno;
@@ -974,10 +1394,19 @@ int cw_audit_verify(const char *path, uint64_t *nrecords,
 			audit_err(err, path, (int)lineno, "SHA-256 failed");
 			goto out;
 		}
+		if (lineno == 1) {
+			ret = check_continuation(&vs, c, &ri);
+			if (ret)
+				goto out;
+		} else if (ri.rotated_from[0] && !damaged_at) {
+			ret = verify_fail(&vs, lineno,
+					  "edited: rotated_from belongs only on the first line of a file");
+			goto out;
+		}
 		if (damaged_at) {
 			/* Damage the writer stepped over is a torn write. */
-			if (!ri.torn_before || ri.seq != expected ||
-			    strcmp(ri.prev, prev_hash)) {
+			if (!ri.torn_before || ri.seq != c->expected ||
+			    strcmp(ri.prev, c->prev_hash)) {
 				ret = verify_fail(&vs, damaged_at,
 						  "not a record (%s): edited or corrupted",
 						  dwhy);
@@ -989,49 +1418,61 @@ int cw_audit_verify(const char *path, uint64_t *nrecords,
 			}
 			damaged_at = 0;
 			damaged_n = 0;
-		} else if (strcmp(ri.prev, prev_hash)) {
-			if (ri.seq == expected && lineno == 1) {
+		} else if (strcmp(ri.prev, c->prev_hash)) {
+			if (ri.seq == c->expected && lineno == 1 &&
+			    !c->prev_path) {
 				ret = verify_fail(&vs, lineno,
 						  "edited: the first record must have prev \"\"");
-			} else if (ri.seq == expected) {
+			} else if (ri.seq == c->expected && lineno == 1) {
+				ret = -EBADMSG;
+				audit_err(err, c->prev_path, (int)c->prev_lines,
+					  "edited: its SHA-256 does not match the prev recorded on line 1 of %s",
+					  path);
+			} else if (ri.seq == c->expected) {
 				ret = verify_fail(&vs, lineno - 1,
 						  "edited: its SHA-256 does not match the prev recorded on line %lu",
 						  lineno);
-			} else if (ri.seq > expected) {
+			} else if (ri.seq > c->expected) {
 				bool peeked = read_line(&r, &line, &nl) == 1 &&
 					      nl &&
 					      !parse_record(line.data, line.len,
 							    &next, why,
 							    sizeof(why));
 
-				if (peeked && next.seq == expected)
+				if (peeked && next.seq == c->expected)
 					ret = verify_fail(&vs, lineno,
 							  "out of order: seq %" PRIu64 " comes before seq %" PRIu64 " (line %lu)",
-							  ri.seq, expected,
+							  ri.seq, c->expected,
 							  lineno + 1);
 				else
 					ret = verify_fail(&vs, lineno,
 							  "missing: expected seq %" PRIu64 ", found %" PRIu64 "; the records between were removed",
-							  expected, ri.seq);
+							  c->expected, ri.seq);
 			} else {
 				ret = verify_fail(&vs, lineno,
 						  "out of order or duplicated: seq %" PRIu64 " after seq %" PRIu64,
-						  ri.seq, expected - 1);
+						  ri.seq, c->expected - 1);
 			}
 			goto out;
-		} else if (ri.seq != expected) {
+		} else if (ri.seq != c->expected) {
 			ret = verify_fail(&vs, lineno,
 					  "edited: seq is %" PRIu64 ", expected %" PRIu64 ", yet prev links it to the line before",
-					  ri.seq, expected);
+					  ri.seq, c->expected);
 			goto out;
 		}
-		expected = ri.seq + 1;
-		memcpy(prev_hash, hash, sizeof(prev_hash));
-		good++;
+		c->expected = ri.seq + 1;
+		memcpy(c->prev_hash, hash, sizeof(c->prev_hash));
+		c->good++;
 	}
 	if (damaged_at) {
 		ret = verify_fail(&vs, damaged_at,
 				  "not a record (%s): edited or corrupted", dwhy);
+		goto out;
+	}
+	if (lineno == 0 && c->prev_path) {
+		ret = verify_fail(&vs, 0,
+				  "empty, yet %s was rotated into it: its records were removed",
+				  base_of(c->prev_path));
 		goto out;
 	}
 	if (vs.torn_at) {
@@ -1041,13 +1482,97 @@ int cw_audit_verify(const char *path, uint64_t *nrecords,
 			  vs.torn_next);
 		goto out;
 	}
+	c->prev_lines = lineno;
 	ret = 0;
 out:
-	if (nrecords)
-		*nrecords = good;
 	free(r.blk);
 	if (r.fd >= 0)
 		close(r.fd);
 	cw_buf_free(&line);
+	return ret;
+}
+
+int cw_audit_files(const char *path, char ***files, size_t *n,
+		   struct cw_error *err)
+{
+	char *base = NULL, *dot;
+	char **all = NULL;
+	size_t nall = 0, i;
+	struct stat st;
+	int ret;
+
+	*files = NULL;
+	*n = 0;
+	if (!path || !*path) {
+		audit_err(err, "", 0, "no audit log path given");
+		return -EINVAL;
+	}
+	/* A rotated file names the set up to itself. */
+	dot = strrchr(base_of(path), '.');
+	if (dot && (base = strndup(path, (size_t)(dot - path))) &&
+	    rotated_index(base_of(path), base_of(base)) >= 0) {
+		ret = list_set(base, &all, &nall, NULL);
+		for (i = 0; !ret && i < nall; i++) {
+			if (strcmp(base_of(all[i]), base_of(path)))
+				continue;
+			while (nall > i + 1)
+				free(all[--nall]);
+			all[nall] = NULL;
+			*files = all;
+			*n = nall;
+			free(base);
+			return 0;
+		}
+		free_set(all, nall);
+		all = NULL;
+		nall = 0;
+	}
+	free(base);
+	if (stat(path, &st)) {
+		ret = -errno;
+		audit_err(err, path, 0, "opening the audit log failed: %s",
+			  errstr(-ret));
+		return ret;
+	}
+	ret = list_set(path, &all, &nall, NULL);
+	if (ret) {
+		audit_err(err, path, 0, "listing the audit log's directory failed: %s",
+			  errstr(-ret));
+		return ret;
+	}
+	if (nall == 0 || strcmp(all[nall - 1], path)) {
+		/* The rotated files alone are no log: the current one is
+		 * where the chain ends. */
+		free_set(all, nall);
+		audit_err(err, path, 0, "opening the audit log failed: %s",
+			  errstr(ENOENT));
+		return -ENOENT;
+	}
+	*files = all;
+	*n = nall;
+	return 0;
+}
+
+void cw_audit_files_free(char **files, size_t n)
+{
+	free_set(files, n);
+}
+
+int cw_audit_verify(const char *path, uint64_t *nrecords,
+		    struct cw_error *err)
+{
+	struct chain c = { .expected = 1 };
+	char **files = NULL;
+	size_t n = 0, i;
+	int ret;
+
+	ret = cw_audit_files(path, &files, &n, err);
+	for (i = 0; !ret && i < n; i++) {
+		ret = verify_file(&c, files[i], err);
+		c.prev_path = files[i];
+	}
+	if (nrecords)
+		*nrecords = c.good;
+	cw_audit_files_free(files, n);
 	return ret;
 }

@@ -31,7 +31,8 @@ void cw_audit_close(struct cw_audit *a);
  * type, invocation (omitted when NULL), prev. Durable on return 0; -errno
  * with err filled otherwise (the caller then fails closed). Key order: ts,
  * seq, type, invocation, the caller's fields, torn_before (only on the first
- * record after a torn line), prev. -EINVAL if fields uses one of those names,
+ * record after a torn line), rotated_from (only on the first record of a
+ * file after rotation), prev. -EINVAL if fields uses one of those names,
  * -EMSGSIZE if the line would exceed CW_AUDIT_MAX_LINE. A failed write is
  * truncated away so the file stays as it was. Thread-safe; records from
  * several processes sharing the file never interleave and form one chain. */
@@ -51,9 +52,26 @@ int cw_audit_write_flags(struct cw_audit *a, const char *type,
 
 const char *cw_audit_path(const struct cw_audit *a);
 
-/* Checks a whole log: every line a record, seq rising by 1 from 1, prev the
- * SHA-256 of the line before. 0 if intact; -EBADMSG with err->source = path,
- * err->line = the first bad line and err->text saying what is wrong (edited,
+/*
+ * Size-based rotation: a record that would take the file past max_bytes
+ * (0: never rotate) goes to a new file instead. The full file is kept as
+ * "<path>.<N>" (N = 1, 2, ... in order) and the new one takes its place
+ * at path; its first record continues the chain (seq, prev) and names the
+ * file before it in "rotated_from". Rotated files are never removed here.
+ */
+void cw_audit_set_max_bytes(struct cw_audit *a, uint64_t max_bytes);
+
+/* The files of the log at path, oldest first: its rotated files, then
+ * path itself. When path is a rotated file, the set ends with it. */
+int cw_audit_files(const char *path, char ***files, size_t *n,
+		   struct cw_error *err);
+void cw_audit_files_free(char **files, size_t n);
+
+/* Checks a whole log, its rotated files included (cw_audit_files): every
+ * line a record, seq rising by 1 from 1, prev the SHA-256 of the line
+ * before, across files too, each file's first record naming the file before
+ * it. 0 if intact; -EBADMSG with err->source = the file, err->line = the
+ * first bad line and err->text saying what is wrong (edited,
  * missing, out of order, torn, not a record); other -errno if the file cannot
  * be read. A torn line the writer stepped over (the next record has
  * torn_before and continues the chain) is reported only when nothing worse is

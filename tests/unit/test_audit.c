@@ -952,6 +952,348 @@ static void test_oversized_record_refused(void **state)
 	free(path);
 }
 
+/* ---- rotation ---- */
+
+#define ROT_MAX 2048
+
+static char *rot_name(const char *path, int n)
+{
+	char *p;
+
+	assert_true(asprintf(&p, "%s.%d", path, n) > 0);
+	return p;
+}
+
+static void write_padded(struct cw_audit *a, int from, int n)
+{
+	char pad[200];
+	struct cw_error err;
+	int i;
+
+	memset(pad, 'p', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	for (i = from; i < from + n; i++) {
+		json_t *f = json_pack("{s:i, s:s}", "i", i, "pad", pad);
+
+		assert_non_null(f);
+		if (cw_audit_write(a, "exec", "inv-r", f, &err))
+			fail_msg("write %d: %s", i, err.text);
+		json_decref(f);
+	}
+}
+
+/* Reads the rotated set in order into one list; nfiles gets the count. */
+static void read_set(const char *path, struct lines *all, size_t *nfiles,
+		     size_t *first_line_of /* [32] */)
+{
+	struct cw_error err;
+	char **files;
+	size_t n, i, j;
+
+	assert_int_equal(0, cw_audit_files(path, &files, &n, &err));
+	memset(all, 0, sizeof(*all));
+	assert_true(n <= 32);
+	for (i = 0; i < n; i++) {
+		struct lines l;
+
+		lines_read(files[i], &l);
+		assert_true(l.trailing_nl);
+		first_line_of[i] = all->n;
+		all->v = realloc(all->v, (all->n + l.n) * sizeof(*all->v));
+		all->len = realloc(all->len, (all->n + l.n) * sizeof(*all->len));
+		assert_non_null(all->v);
+		for (j = 0; j < l.n; j++) {
+			all->v[all->n] = l.v[j];
+			all->len[all->n] = l.len[j];
+			all->n++;
+		}
+		free(l.v);
+		free(l.len);
+	}
+	all->trailing_nl = true;
+	*nfiles = n;
+	cw_audit_files_free(files, n);
+}
+
+static void test_rotation_keeps_chain(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	size_t nfiles, first[32], f;
+	struct cw_error err;
+	struct cw_audit *a;
+	struct lines all;
+	struct stat st;
+	uint64_t n = 0;
+	char *r1;
+
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	cw_audit_set_max_bytes(a, ROT_MAX);
+	write_padded(a, 0, 20);
+	cw_audit_close(a);
+	/* A new handle (an agent restart) continues the same set. */
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	cw_audit_set_max_bytes(a, ROT_MAX);
+	write_padded(a, 20, 20);
+	cw_audit_close(a);
+
+	r1 = rot_name(path, 1);
+	assert_int_equal(0, stat(r1, &st));
+	assert_int_equal(0600, st.st_mode & 0777);
+	read_set(path, &all, &nfiles, first);
+	assert_true(nfiles >= 4);
+	assert_int_equal(40, all.n);
+	/* One chain through every file: seq 1..40, each prev the line above. */
+	check_chain(&all, 0, 1, "");
+	for (f = 0; f < nfiles; f++) {
+		json_t *o = parse_line(&all, first[f]);
+		json_t *rf = json_object_get(o, "rotated_from");
+		char **files;
+		size_t nf;
+
+		assert_int_equal(0, cw_audit_files(path, &files, &nf, &err));
+		if (f == 0) {
+			assert_null(rf);
+		} else {
+			assert_true(json_is_string(rf));
+			assert_string_equal(strrchr(files[f - 1], '/') + 1,
+					    json_string_value(rf));
+		}
+		/* No file passes the limit. */
+		assert_int_equal(0, stat(files[f], &st));
+		assert_true(st.st_size <= ROT_MAX);
+		cw_audit_files_free(files, nf);
+		json_decref(o);
+	}
+	assert_int_equal(0, cw_audit_verify(path, &n, &err));
+	assert_int_equal(40, n);
+	/* A rotated file names the set up to itself. */
+	assert_int_equal(0, cw_audit_verify(r1, &n, &err));
+	assert_int_equal(first[1], n);
+	lines_free(&all);
+	free(r1);
+	free(path);
+}
+
+/* Writers in other processes follow a rotation made by one of them. */
+static void test_rotation_with_forked_writers(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	size_t nfiles, first[32];
+	struct cw_error err;
+	struct lines all;
+	uint64_t n = 0;
+	pid_t pids[WRITERS];
+	int w;
+
+	for (w = 0; w < WRITERS; w++) {
+		pids[w] = fork();
+		assert_true(pids[w] >= 0);
+		if (pids[w] == 0) {
+			struct cw_audit *a = cw_audit_open(path, &err);
+			int j, rc = 0;
+
+			if (!a)
+				_exit(2);
+			/* Only half of them rotate; all must follow. */
+			if (w % 2 == 0)
+				cw_audit_set_max_bytes(a, 8192);
+			for (j = 0; j < 50 && !rc; j++) {
+				json_t *f = json_pack("{s:i, s:i}", "writer", w,
+						      "n", j);
+
+				if (!f || cw_audit_write(a, "exec", NULL, f,
+							 &err))
+					rc = 3;
+				json_decref(f);
+			}
+			if (rc)
+				printf("# writer %d: %s\n", w, err.text);
+			cw_audit_close(a);
+			_exit(rc);
+		}
+	}
+	for (w = 0; w < WRITERS; w++) {
+		int status;
+
+		assert_int_equal(pids[w], waitpid(pids[w], &status, 0));
+		assert_true(WIFEXITED(status));
+		assert_int_equal(0, WEXITSTATUS(status));
+	}
+	read_set(path, &all, &nfiles, first);
+	assert_true(nfiles >= 2);
+	assert_int_equal(WRITERS * 50, all.n);
+	check_chain(&all, 0, 1, "");
+	if (cw_audit_verify(path, &n, &err))
+		fail_msg("%s:%d: %s", err.source, err.line, err.text);
+	assert_int_equal(WRITERS * 50, n);
+	lines_free(&all);
+	free(path);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	struct lines l;
+
+	lines_read(from, &l);
+	lines_write(to, &l, NULL, l.n, l.trailing_nl);
+	lines_free(&l);
+}
+
+/* Builds a set of at least three rotated files plus the current one. */
+static void make_set(const char *path)
+{
+	struct cw_error err;
+	struct cw_audit *a = cw_audit_open(path, &err);
+	struct stat st;
+	char *r3 = rot_name(path, 3);
+
+	assert_non_null(a);
+	cw_audit_set_max_bytes(a, ROT_MAX);
+	write_padded(a, 0, 30);
+	cw_audit_close(a);
+	assert_int_equal(0, stat(r3, &st));
+	free(r3);
+}
+
+static void expect_set_error(const char *path, const char *want_file,
+			     int want_line, const char *want_text)
+{
+	struct cw_error err;
+	const char *src;
+
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(-EBADMSG, cw_audit_verify(path, NULL, &err));
+	src = strrchr(err.source, '/') ? strrchr(err.source, '/') + 1 :
+					 err.source;
+	if (strcmp(src, want_file) || want_line != err.line ||
+	    !strstr(err.text, want_text))
+		fail_msg("expected %s:%d \"%s\", got %s:%d \"%s\"", want_file,
+			 want_line, want_text, err.source, err.line, err.text);
+}
+
+static void test_verify_across_rotation(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	char *r1 = rot_name(path, 1), *r2 = rot_name(path, 2);
+	char *save = join(dir, "save");
+	struct cw_error err;
+	struct lines l;
+	char *p;
+
+	make_set(path);
+	assert_int_equal(0, cw_audit_verify(path, NULL, &err));
+
+	/* A rotated file removed from the middle. */
+	assert_int_equal(0, rename(r2, save));
+	expect_set_error(path, "audit.jsonl.3", 1,
+			 "continues audit.jsonl.2, but the file before it is audit.jsonl.1");
+	assert_int_equal(0, rename(save, r2));
+
+	/* The oldest removed. */
+	assert_int_equal(0, rename(r1, save));
+	expect_set_error(path, "audit.jsonl.2", 1,
+			 "continues audit.jsonl.1, which is not present");
+	assert_int_equal(0, rename(save, r1));
+
+	/* Two files swapped. */
+	assert_int_equal(0, rename(r1, save));
+	assert_int_equal(0, rename(r2, r1));
+	assert_int_equal(0, rename(save, r2));
+	expect_set_error(path, "audit.jsonl.1", 1, "continues audit.jsonl.1");
+	assert_int_equal(0, rename(r2, save));
+	assert_int_equal(0, rename(r1, r2));
+	assert_int_equal(0, rename(save, r1));
+	assert_int_equal(0, cw_audit_verify(path, NULL, &err));
+
+	/* The last line of a rotated file edited: the next file's first
+	 * record holds its hash. */
+	copy_file(r1, save);
+	lines_read(r1, &l);
+	p = strstr(l.v[l.n - 1], "\"pad\":\"p");
+	assert_non_null(p);
+	p[7] = 'P';
+	lines_write(r1, &l, NULL, l.n, true);
+	expect_set_error(path, "audit.jsonl.1", (int)l.n,
+			 "does not match the prev recorded on line 1 of");
+	/* ... and deleted instead. */
+	lines_write(r1, &l, NULL, l.n - 1, true);
+	expect_set_error(path, "audit.jsonl.2", 1, "missing: expected seq");
+	lines_free(&l);
+	copy_file(save, r1);
+	assert_int_equal(0, cw_audit_verify(path, NULL, &err));
+
+	/* A line edited inside a rotated file. */
+	lines_read(r2, &l);
+	p = strstr(l.v[1], "\"pad\":\"p");
+	assert_non_null(p);
+	p[7] = 'P';
+	copy_file(r2, save);
+	lines_write(r2, &l, NULL, l.n, true);
+	expect_set_error(path, "audit.jsonl.2", 2, "edited");
+	lines_free(&l);
+	copy_file(save, r2);
+
+	/* A rotated file emptied. */
+	lines_read(r2, &l);
+	lines_write(r2, &l, NULL, 0, false);
+	expect_set_error(path, "audit.jsonl.2", 0, "empty");
+	lines_write(r2, &l, NULL, l.n, true);
+	lines_free(&l);
+	assert_int_equal(0, cw_audit_verify(path, NULL, &err));
+
+	/* rotated_from added to a line that is not a file's first. */
+	lines_read(path, &l);
+	if (l.n >= 2) {
+		copy_file(path, save);
+		p = strstr(l.v[1], ",\"prev\":");
+		assert_non_null(p);
+		{
+			char *edited;
+
+			assert_true(asprintf(&edited, "%.*s,\"rotated_from\":\"x\"%s",
+					     (int)(p - l.v[1]), l.v[1], p) > 0);
+			free(l.v[1]);
+			l.v[1] = edited;
+			l.len[1] = strlen(edited);
+		}
+		lines_write(path, &l, NULL, l.n, true);
+		expect_set_error(path, "audit.jsonl", 2,
+				 "rotated_from belongs only");
+		copy_file(save, path);
+	}
+	lines_free(&l);
+	assert_int_equal(0, cw_audit_verify(path, NULL, &err));
+	free(save);
+	free(r2);
+	free(r1);
+	free(path);
+}
+
+/* A torn tail is mended before rotating, and the chain holds. */
+static void test_rotation_after_torn_tail(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	struct cw_error err;
+	struct cw_audit *a;
+	uint64_t n = 0;
+
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_padded(a, 0, 8);
+	append_raw(path, "{\"ts\":\"2026-");
+	cw_audit_set_max_bytes(a, ROT_MAX);
+	write_padded(a, 8, 10);
+	cw_audit_close(a);
+	/* Only the torn line is reported, with where the chain went on. */
+	assert_int_equal(-EBADMSG, cw_audit_verify(path, &n, &err));
+	assert_non_null(strstr(err.source, "audit.jsonl.1"));
+	assert_int_equal(9, err.line);
+	assert_non_null(strstr(err.text, "torn"));
+	free(path);
+}
+
 #define DIR_TEST(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
 
 int main(void)
@@ -971,6 +1313,10 @@ int main(void)
 		DIR_TEST(test_enospc),
 		DIR_TEST(test_large_record),
 		DIR_TEST(test_oversized_record_refused),
+		DIR_TEST(test_rotation_keeps_chain),
+		DIR_TEST(test_rotation_with_forked_writers),
+		DIR_TEST(test_verify_across_rotation),
+		DIR_TEST(test_rotation_after_torn_tail),
 	};
 	return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
 }
