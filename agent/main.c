@@ -5,6 +5,7 @@
  *   check   validate a policy
  *   eval    decide one call without running it
  *   exec    decide and run one command, print the E2B-shaped result
+ *   audit   verify, tail, query, stats (audit_cmd.c)
  *   version
  */
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit_cmd.h"
 #include "decide.h"
 #include "engine.h"
 #include "json.h"
@@ -41,6 +43,7 @@ static void usage_main(FILE *f)
 		"  exec     decide and run one command, print its result as JSON\n"
 		"  probe    which kernel layers this kernel and process can use\n"
 		"  seccomp-profile  print the default seccomp profile, a reason per group\n"
+		"  audit    verify, tail, query and count the audit log\n"
 		"  version  print the version\n"
 		"\n"
 		"`%s COMMAND --help` describes each command.\n",
@@ -588,6 +591,8 @@ int main(int argc, char **argv)
 		return cmd_probe(argc, argv);
 	if (strcmp(cmd, "seccomp-profile") == 0)
 		return cmd_seccomp_profile(argc, argv);
+	if (strcmp(cmd, "audit") == 0)
+		return cw_cmd_audit(argc, argv);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("cmdwarden %s\n", CW_VERSION);
 		return 0;

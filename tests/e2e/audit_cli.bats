@@ -1,0 +1,190 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# cmdwarden audit verify/tail/query/stats, and rotation of the log by size.
+
+load helpers
+
+setup() {
+	cw_setup
+}
+
+# a log with calls: one allowed that succeeds, one failing, one denied tool
+make_log() {
+	mcp "$@" -- "$(call_json 1 'echo one')" "$(call_json 2 'exit 3')" \
+		'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{}}}'
+	[ "$(resp 1 | jq -r .result.isError)" = false ] || fail "call 1 failed: $(cat "$T/out")"
+}
+
+@test "audit verify passes on a real log and names the first bad line of each kind of damage" {
+	make_log
+	run "$CW" audit verify "$AUDIT"
+	assert_success
+	assert_output --partial "ok, 8 records in 1 file"
+	cp "$AUDIT" "$T/orig"
+	# an edited value: the next line's prev no longer matches line 3
+	sed '3s/"launch"/"lunch"/' "$T/orig" >"$AUDIT"
+	run "$CW" audit verify "$AUDIT"
+	assert_failure 1
+	assert_output --partial "$AUDIT:3: edited"
+	# a deleted line
+	sed '4d' "$T/orig" >"$AUDIT"
+	run "$CW" audit verify "$AUDIT"
+	assert_failure 1
+	assert_output --partial "$AUDIT:4: missing: expected seq 4, found 5"
+	# two lines swapped
+	awk 'NR==5{held=$0; next} NR==6{print; print held; next} {print}' "$T/orig" >"$AUDIT"
+	run "$CW" audit verify "$AUDIT"
+	assert_failure 1
+	assert_output --partial "$AUDIT:5: out of order"
+	# cut short, as by a crash in the middle of a write
+	head -c -20 "$T/orig" >"$AUDIT"
+	run "$CW" audit verify "$AUDIT"
+	assert_failure 1
+	assert_output --partial "$AUDIT:8: torn last line"
+	# and the original, once more
+	cp "$T/orig" "$AUDIT"
+	run "$CW" audit verify --audit "$AUDIT"
+	assert_success
+}
+
+@test "the log rotates by size and the chain runs across its files" {
+	# the seed policy allows 10 calls a minute
+	calls=()
+	for i in $(seq 1 9); do calls+=("$(call_json "$i" "echo $i")"); done
+	mcp --audit-max-bytes 4096 -- "${calls[@]}"
+	[ -f "$AUDIT.1" ] || fail "no rotated file: $(ls "$(dirname "$AUDIT")")"
+	for f in "$AUDIT".* "$AUDIT"; do
+		[ "$(stat -c %s "$f")" -le 4096 ] || fail "$f passed the limit"
+		assert_equal "$(stat -c %a "$f")" 600
+	done
+	n=$(ls "$AUDIT".* | wc -l)
+	# the current file's first record names the one before it
+	assert_equal "$(head -1 "$AUDIT" | jq -r .rotated_from)" "audit.jsonl.$n"
+	assert_equal "$(head -1 "$AUDIT" | jq -r .prev)" "$(tail -1 "$AUDIT.$n" | tr -d '\n' | sha256sum | cut -d' ' -f1)"
+	total=$(cat "$AUDIT".* "$AUDIT" | wc -l)
+	run "$CW" audit verify "$AUDIT"
+	assert_success
+	assert_output --partial "ok, $total records in $((n + 1)) files"
+	# every call's records are found across the files
+	run "$CW" audit query --type exit "$AUDIT"
+	assert_equal "$(wc -l <<<"$output")" 9
+	# a rotated file removed from the set is reported where the chain breaks
+	mv "$AUDIT.1" "$T/aside"
+	run "$CW" audit verify "$AUDIT"
+	assert_failure 1
+	assert_output --partial "$AUDIT.2:1: missing: this file continues audit.jsonl.1, which is not present"
+	mv "$T/aside" "$AUDIT.1"
+	# a restart continues the set
+	mcp --audit-max-bytes 4096 -- "$(call_json 1 true)"
+	run "$CW" audit verify "$AUDIT"
+	assert_success
+}
+
+@test "audit query selects by invocation, type, verdict and time, as JSON Lines" {
+	make_log
+	inv=$(structured 1 invocation_id)
+	run "$CW" audit query --invocation "$inv" "$AUDIT"
+	assert_success
+	assert_equal "$(jq -r .type <<<"$output" | tr '\n' ' ')" "decision launch exit "
+	assert_equal "$(jq -r .invocation <<<"$output" | sort -u)" "$inv"
+	# the lines are the log's own, byte for byte
+	assert_equal "$output" "$(grep -F "\"invocation\":\"$inv\"" "$AUDIT")"
+	run "$CW" audit query --type exit,agent "$AUDIT"
+	assert_equal "$(jq -r .type <<<"$output" | tr '\n' ' ')" "agent exit exit "
+	run "$CW" audit query --type decision --verdict deny "$AUDIT"
+	assert_equal "$(jq -r .tool <<<"$output")" nope
+	# time: everything since an hour ago, nothing since tomorrow
+	run "$CW" audit query --since 1h "$AUDIT"
+	assert_equal "$(wc -l <<<"$output")" 8
+	tomorrow=$(date -u -d tomorrow +%Y-%m-%d)
+	run "$CW" audit query --since "$tomorrow" "$AUDIT"
+	assert_success
+	assert_output ""
+	first=$(head -1 "$AUDIT" | jq -r .ts)
+	run "$CW" audit query --until "$first" "$AUDIT"
+	assert_equal "$(jq -r .seq <<<"$output")" 1
+}
+
+@test "audit query and tail refuse bad input, saying what was wrong" {
+	make_log
+	run "$CW" audit query --type seccom "$AUDIT"
+	assert_failure 2
+	assert_output --partial '--type "seccom" is not a record type; expected one of'
+	run "$CW" audit query --since yesterday "$AUDIT"
+	assert_failure 2
+	assert_output --partial '--since wants RFC 3339'
+	run "$CW" audit query --since 2026-11-30T10:00:00 "$AUDIT"
+	assert_failure 2
+	run "$CW" audit query --since 2h --until 3h "$AUDIT"
+	assert_failure 2
+	assert_output --partial 'is after --until'
+	run "$CW" audit tail -n many "$AUDIT"
+	assert_failure 2
+	assert_output --partial '-n wants a number'
+	run "$CW" audit query "$AUDIT" "$AUDIT"
+	assert_failure 2
+	assert_output --partial 'one audit log at most'
+	run "$CW" audit frobnicate
+	assert_failure 2
+	assert_output --partial 'unknown subcommand "frobnicate"'
+	run "$CW" audit stats "$T/no/such.jsonl"
+	assert_failure 1
+	assert_output --partial "$T/no/such.jsonl: opening the audit log failed: No such file or directory"
+	run "$CW" audit verify "$T/no/such.jsonl"
+	assert_failure 1
+	assert_output --partial "No such file or directory"
+	# a line that is not a record is reported with its place, and the rest is read
+	cp "$AUDIT" "$T/damaged.jsonl"
+	sed -i '2s/.*/garbage/' "$T/damaged.jsonl"
+	run "$CW" audit query --type exit "$T/damaged.jsonl"
+	assert_success
+	assert_output --partial "$T/damaged.jsonl:2: not a record"
+	assert_equal "$(grep -c '"type":"exit"' <<<"$output")" 2
+}
+
+@test "audit stats counts types, verdicts and denials" {
+	make_log
+	run "$CW" audit stats --json "$AUDIT"
+	assert_success
+	assert_equal "$(jq -r .records <<<"$output")" 8
+	assert_equal "$(jq -r .calls <<<"$output")" 2
+	for t in agent decision launch exit; do
+		assert_equal "$(jq -r ".by_type.$t" <<<"$output")" "$(jq -r "select(.type==\"$t\") | .seq" "$AUDIT" | wc -l)"
+	done
+	assert_equal "$(jq -r .decisions.allow <<<"$output")" 2
+	assert_equal "$(jq -r .decisions.deny <<<"$output")" 1
+	assert_equal "$(jq -r .events_lost <<<"$output")" 0
+	assert_equal "$(jq -r .unreadable_lines <<<"$output")" 0
+	run "$CW" audit stats "$AUDIT"
+	assert_success
+	assert_output --partial "records           8"
+	assert_output --partial "allow=2"
+}
+
+@test "audit tail prints the last records and follows new ones across a rotation" {
+	make_log
+	run "$CW" audit tail -n 2 "$AUDIT"
+	assert_success
+	assert_equal "$output" "$(tail -2 "$AUDIT")"
+	run "$CW" audit tail -n 0 "$AUDIT"
+	assert_output ""
+	"$CW" audit tail -f -n 1 "$AUDIT" >"$T/follow" 2>"$T/follow.err" 3>&- </dev/null &
+	tpid=$!
+	calls=()
+	for i in $(seq 1 8); do calls+=("$(call_json "$i" "echo follow-$i")"); done
+	# fresh counters: the seed policy allows 10 calls a minute
+	STATE="$T/state2"
+	mcp --audit-max-bytes 4096 -- "${calls[@]}"
+	[ -f "$AUDIT.1" ] || fail "the log did not rotate"
+	for _ in $(seq 1 50); do
+		[ "$(grep -c '"type":"exit"' "$T/follow")" -ge 8 ] && break
+		sleep 0.1
+	done
+	kill "$tpid"
+	wait "$tpid" || true
+	# every record written after the tail started, once, in order
+	assert_equal "$(grep -c '"type":"exit"' "$T/follow")" 8
+	seqs=$(jq -r .seq "$T/follow")
+	assert_equal "$seqs" "$(seq "$(head -1 <<<"$seqs")" "$(tail -1 <<<"$seqs")")"
+	assert_equal "$(tail -1 "$T/follow")" "$(tail -1 "$AUDIT")"
+}
