@@ -8,9 +8,19 @@
  * The filter is compiled with libseccomp once and kept as a classic BPF
  * program, so that installing it in a freshly forked child is one syscall
  * and touches neither the heap nor any lock.
+ *
+ * Denials are audited through seccomp user notification: the profile's
+ * denied syscalls (all but clone3, whose ENOSYS is libc's cue to fall back
+ * to clone) return SECCOMP_RET_USER_NOTIF instead of an errno, the child
+ * installs the filter with a listener and hands it to the agent, and the
+ * agent answers every notification with EPERM and describes it. Allowed
+ * syscalls run the same filter as before and never reach the agent. A
+ * second program, with the errno actions, is kept for kernels or callers
+ * that cannot take a listener; its denials are not seen.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -18,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -165,7 +176,8 @@ static const unsigned long cw_clone_ns_flags[] = {
 };
 
 struct cw_seccomp_prog {
-	struct sock_fprog fprog;
+	struct sock_fprog fprog;	/* denials as errno */
+	struct sock_fprog notify;	/* denials to a listener; len 0 if none */
 };
 
 static bool strv_has(const struct cw_strv *v, const char *name, size_t upto)
@@ -200,8 +212,8 @@ static int check_names(const struct cw_strv *v, const char *what,
 /* Adds the rule a denied name gets. Syscalls that do not exist on this
  * architecture cannot be called through the native ABI (and every other ABI
  * is killed), so they need no rule. */
-static int add_deny(scmp_filter_ctx ctx, const char *name, bool from_profile,
-		    struct cw_error *err)
+static int add_deny(scmp_filter_ctx ctx, uint32_t deny, const char *name,
+		    bool from_profile, struct cw_error *err)
 {
 	int nr = seccomp_syscall_resolve_name(name);
 	int rc = 0;
@@ -220,12 +232,12 @@ static int add_deny(scmp_filter_ctx ctx, const char *name, bool from_profile,
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
 	} else if (from_profile && strcmp(name, "clone") == 0) {
 		for (i = 0; i < CW_ARRAY_SIZE(cw_clone_ns_flags) && !rc; i++)
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+			rc = seccomp_rule_add(ctx, deny, nr, 1,
 					      SCMP_A0(SCMP_CMP_MASKED_EQ,
 						      cw_clone_ns_flags[i],
 						      cw_clone_ns_flags[i]));
 	} else {
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+		rc = seccomp_rule_add(ctx, deny, nr, 0);
 	}
 	if (rc < 0)
 		cw_error_set(err, "seccomp rule for \"%s\": %s", name,
@@ -233,8 +245,9 @@ static int add_deny(scmp_filter_ctx ctx, const char *name, bool from_profile,
 	return rc;
 }
 
-static int build_rules(scmp_filter_ctx ctx, const struct cw_sandbox *sb,
-		       bool profile_default, struct cw_error *err)
+static int build_rules(scmp_filter_ctx ctx, uint32_t deny_act,
+		       const struct cw_sandbox *sb, bool profile_default,
+		       struct cw_error *err)
 {
 	const struct cw_strv *deny = &sb->seccomp.deny;
 	const struct cw_strv *allow = &sb->seccomp.allow;
@@ -249,7 +262,7 @@ static int build_rules(scmp_filter_ctx ctx, const struct cw_sandbox *sb,
 			if (strv_has(allow, *s, allow->n) ||
 			    strv_has(deny, *s, deny->n))
 				continue;
-			rc = add_deny(ctx, *s, true, err);
+			rc = add_deny(ctx, deny_act, *s, true, err);
 			if (rc < 0)
 				return rc;
 		}
@@ -257,15 +270,14 @@ static int build_rules(scmp_filter_ctx ctx, const struct cw_sandbox *sb,
 	for (i = 0; i < deny->n; i++) {
 		if (strv_has(deny, deny->v[i], i))
 			continue;
-		rc = add_deny(ctx, deny->v[i], false, err);
+		rc = add_deny(ctx, deny_act, deny->v[i], false, err);
 		if (rc < 0)
 			return rc;
 	}
 	/* network.raw_sockets false: cgroup-BPF sees only IPv4 and IPv6
 	 * sockets, so packet sockets are refused here. */
 	if (!sb->network.raw_sockets && !strv_has(deny, "socket", deny->n)) {
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-				      SCMP_SYS(socket), 1,
+		rc = seccomp_rule_add(ctx, deny_act, SCMP_SYS(socket), 1,
 				      SCMP_A0(SCMP_CMP_EQ, AF_PACKET));
 		if (rc < 0) {
 			cw_error_set(err, "seccomp rule for packet sockets: %s",
@@ -331,15 +343,69 @@ out:
 	return rc;
 }
 
+/* Compiles the filter with deny_act for denied syscalls into out. */
+static int compile(const struct cw_sandbox *sb, bool profile_default,
+		   uint32_t deny_act, struct sock_fprog *out,
+		   struct cw_error *err)
+{
+	struct cw_buf b = { 0 };
+	scmp_filter_ctx ctx;
+	size_t n;
+	int rc;
+
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		cw_error_set(err, "seccomp_init failed");
+		return -ENOMEM;
+	}
+	/* Every other ABI (i386 via int 0x80, x32) is killed; libseccomp
+	 * sends x32 numbers on the x86_64 audit arch here too. */
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+			      SCMP_ACT_KILL_PROCESS);
+	if (rc < 0) {
+		cw_error_set(err, "seccomp: kill-process action: %s",
+			     strerror(-rc));
+		goto out;
+	}
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	if (rc < 0) {
+		cw_error_set(err, "seccomp: binary tree optimisation: %s",
+			     strerror(-rc));
+		goto out;
+	}
+	rc = build_rules(ctx, deny_act, sb, profile_default, err);
+	if (rc < 0)
+		goto out;
+	rc = export_bpf(ctx, &b);
+	if (rc < 0) {
+		cw_error_set(err, "seccomp: exporting the filter: %s",
+			     strerror(-rc));
+		goto out;
+	}
+	n = b.len / sizeof(struct sock_filter);
+	if (n == 0 || b.len % sizeof(struct sock_filter) || n > BPF_MAXINSNS) {
+		cw_error_set(err, "seccomp: exported filter of %zu bytes is "
+			     "not a usable program", b.len);
+		rc = n > BPF_MAXINSNS ? -E2BIG : -EINVAL;
+		goto out;
+	}
+	/* The buffer holds the instructions; it is handed over, not copied. */
+	out->len = (unsigned short)n;
+	out->filter = (struct sock_filter *)(void *)b.data;
+	b.data = NULL;
+	rc = 0;
+out:
+	seccomp_release(ctx);
+	cw_buf_free(&b);
+	return rc;
+}
+
 struct cw_seccomp_prog *cw_seccomp_build(const struct cw_sandbox *sb,
 					 struct cw_error *err)
 {
 	struct cw_seccomp_prog *p = NULL;
-	struct cw_buf b = { 0 };
-	scmp_filter_ctx ctx = NULL;
 	const char *profile;
 	bool profile_default;
-	size_t n;
 	int rc;
 
 	if (!sb) {
@@ -367,60 +433,24 @@ struct cw_seccomp_prog *cw_seccomp_build(const struct cw_sandbox *sb,
 	rc = check_names(&sb->seccomp.allow, "allow", err);
 	if (rc < 0)
 		goto out;
-
-	ctx = seccomp_init(SCMP_ACT_ALLOW);
-	if (!ctx) {
-		cw_error_set(err, "seccomp_init failed");
-		rc = -ENOMEM;
-		goto out;
-	}
-	/* Every other ABI (i386 via int 0x80, x32) is killed; libseccomp
-	 * sends x32 numbers on the x86_64 audit arch here too. */
-	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
-			      SCMP_ACT_KILL_PROCESS);
-	if (rc < 0) {
-		cw_error_set(err, "seccomp: kill-process action: %s",
-			     strerror(-rc));
-		goto out;
-	}
-	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-	if (rc < 0) {
-		cw_error_set(err, "seccomp: binary tree optimisation: %s",
-			     strerror(-rc));
-		goto out;
-	}
-	rc = build_rules(ctx, sb, profile_default, err);
-	if (rc < 0)
-		goto out;
-	rc = export_bpf(ctx, &b);
-	if (rc < 0) {
-		cw_error_set(err, "seccomp: exporting the filter: %s",
-			     strerror(-rc));
-		goto out;
-	}
-	n = b.len / sizeof(struct sock_filter);
-	if (n == 0 || b.len % sizeof(struct sock_filter) || n > BPF_MAXINSNS) {
-		cw_error_set(err, "seccomp: exported filter of %zu bytes is "
-			     "not a usable program", b.len);
-		rc = n > BPF_MAXINSNS ? -E2BIG : -EINVAL;
-		goto out;
-	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		cw_error_set(err, "out of memory");
 		rc = -ENOMEM;
 		goto out;
 	}
-	/* The buffer holds the instructions; it is handed over, not copied. */
-	p->fprog.len = (unsigned short)n;
-	p->fprog.filter = (struct sock_filter *)(void *)b.data;
-	b.data = NULL;
+	rc = compile(sb, profile_default, SCMP_ACT_ERRNO(EPERM), &p->fprog,
+		     err);
+	if (rc < 0)
+		goto out;
+	/* libseccomp refuses the notify action where the kernel lacks it:
+	 * then denials stay errno-only, and are not audited. */
+	if (compile(sb, profile_default, SCMP_ACT_NOTIFY, &p->notify, NULL))
+		memset(&p->notify, 0, sizeof(p->notify));
 	rc = 0;
 out:
-	if (ctx)
-		seccomp_release(ctx);
-	cw_buf_free(&b);
 	if (rc < 0) {
+		cw_seccomp_free(p);
 		errno = -rc;
 		return NULL;
 	}
@@ -441,6 +471,166 @@ int cw_seccomp_install(const struct cw_seccomp_prog *p)
 	return -errno;
 }
 
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
+
+int cw_seccomp_install_listener(const struct cw_seccomp_prog *p,
+				int *listener)
+{
+	long fd;
+
+	*listener = -1;
+	if (!p)
+		return -EINVAL;
+	if (p->notify.len) {
+		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			     SECCOMP_FILTER_FLAG_NEW_LISTENER, &p->notify);
+		if (fd >= 0) {
+			*listener = (int)fd;
+			return 0;
+		}
+		/* EBUSY: a filter above us has a listener already. */
+	}
+	return cw_seccomp_install(p);
+}
+
+bool cw_seccomp_can_notify(const struct cw_seccomp_prog *p)
+{
+	return p && p->notify.len;
+}
+
+/* Names of the architectures a notification can come from here. */
+static const char *arch_name(uint32_t arch)
+{
+	switch (arch) {
+	case SCMP_ARCH_X86_64:
+		return "x86_64";
+	case SCMP_ARCH_X86:
+		return "x86";
+	case SCMP_ARCH_X32:
+		return "x32";
+	case SCMP_ARCH_AARCH64:
+		return "aarch64";
+	case SCMP_ARCH_ARM:
+		return "arm";
+	case SCMP_ARCH_RISCV64:
+		return "riscv64";
+	}
+	return "unknown";
+}
+
+struct cw_seccomp_listener {
+	int fd;
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+};
+
+struct cw_seccomp_listener *cw_seccomp_listener_new(int fd)
+{
+	struct cw_seccomp_listener *l = calloc(1, sizeof(*l));
+	int rc;
+
+	if (!l)
+		return NULL;
+	rc = seccomp_notify_alloc(&l->req, &l->resp);
+	if (rc < 0) {
+		free(l);
+		errno = -rc;
+		return NULL;
+	}
+	l->fd = fd;
+	return l;
+}
+
+void cw_seccomp_listener_free(struct cw_seccomp_listener *l)
+{
+	if (!l)
+		return;
+	if (l->fd >= 0)
+		close(l->fd);
+	seccomp_notify_free(l->req, l->resp);
+	free(l);
+}
+
+int cw_seccomp_listener_fd(const struct cw_seccomp_listener *l)
+{
+	return l ? l->fd : -1;
+}
+
+/* The comm of pid, read while its syscall waits for our answer. */
+static void read_comm(pid_t pid, char *comm, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	comm[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, comm, len - 1);
+	close(fd);
+	if (n <= 0) {
+		comm[0] = '\0';
+		return;
+	}
+	if (comm[n - 1] == '\n')
+		n--;
+	comm[n] = '\0';
+}
+
+int cw_seccomp_listener_answer(struct cw_seccomp_listener *l, bool describe,
+			       struct cw_seccomp_denial *d)
+{
+	struct pollfd pfd = { .fd = l->fd, .events = POLLIN };
+	char *name;
+	int rc, i;
+
+	/* Only when one is pending: the receive would block otherwise. */
+	rc = poll(&pfd, 1, 0);
+	if (rc < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (rc == 0)
+		return 0;
+	if (pfd.revents & (POLLHUP | POLLERR | POLLNVAL) &&
+	    !(pfd.revents & POLLIN))
+		return -EPIPE; /* every process under the filter is gone */
+	memset(l->req, 0, sizeof(*l->req));
+	rc = seccomp_notify_receive(l->fd, l->req);
+	if (rc < 0)
+		/* ENOENT: the caller was killed while we looked. */
+		return rc == -ENOENT || rc == -EINTR ? 0 : rc;
+	memset(d, 0, sizeof(*d));
+	d->nr = l->req->data.nr;
+	d->arch = l->req->data.arch;
+	d->arch_name = arch_name(d->arch);
+	d->pid = (pid_t)l->req->pid;
+	for (i = 0; i < 6; i++)
+		d->args[i] = l->req->data.args[i];
+	d->err = EPERM;
+	if (describe) {
+		d->described = true;
+		read_comm(d->pid, d->comm, sizeof(d->comm));
+		/* The pid is the caller's only while the call still waits. */
+		if (seccomp_notify_id_valid(l->fd, l->req->id))
+			d->comm[0] = '\0';
+		name = seccomp_syscall_resolve_num_arch(d->arch, d->nr);
+		snprintf(d->name, sizeof(d->name), "%s", name ? name : "");
+		free(name);
+	}
+	memset(l->resp, 0, sizeof(*l->resp));
+	l->resp->id = l->req->id;
+	l->resp->error = -EPERM;
+	l->resp->val = 0;
+	l->resp->flags = 0;
+	rc = seccomp_notify_respond(l->fd, l->resp);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	return 1;
+}
+
 size_t cw_seccomp_len(const struct cw_seccomp_prog *p)
 {
 	return p ? p->fprog.len : 0;
@@ -451,5 +641,6 @@ void cw_seccomp_free(struct cw_seccomp_prog *p)
 	if (!p)
 		return;
 	free(p->fprog.filter);
+	free(p->notify.filter);
 	free(p);
 }

@@ -27,13 +27,18 @@
  *  9. PR_SET_NO_NEW_PRIVS: setuid binaries and file capabilities grant
  *     nothing from here on; it also lets a non-root child load seccomp.
  * 10. seccomp last, just before execve, so that a policy's deny list cannot
- *     break the launcher's own steps.
+ *     break the launcher's own steps. With a listener (denials audited), the
+ *     child sends it to the parent over the report socket and closes it, so
+ *     the command can never answer its own denials.
  * 11. execve shell -c command.
- * A failing step writes {step, errno} to the error pipe and exits 127; an
- * empty pipe at EOF (closed by execve) means the command runs.
+ * A failing step writes {step, errno} to the report socket (a SEQPACKET
+ * pair, one message each) and exits 127; EOF (the child's end closed by
+ * execve) means the command runs.
  *
- * The parent then polls the two output pipes and a pidfd against the
- * deadline. Timeouts signal the process group: SIGTERM, then SIGKILL after
+ * The parent then polls the two output pipes, a pidfd and the seccomp
+ * listener against the deadline, answering each denied syscall with EPERM
+ * as it comes (a bounded number per wakeup, so a flood of them cannot hold
+ * off the deadline). Timeouts signal the process group: SIGTERM, then SIGKILL after
  * the grace period. When the main process has exited, whatever is left of
  * its group is killed before the process is reaped (the zombie keeps the
  * group id from being reused); then the pipes are drained, and the group
@@ -54,6 +59,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -96,6 +102,7 @@
 #define GROUP_POLL_US		5000
 #define FALLBACK_POLL_MS	10
 #define READS_PER_WAKEUP	16
+#define DENIALS_PER_WAKEUP	64
 
 enum child_step {
 	STEP_SETSID = 1,
@@ -114,6 +121,7 @@ enum child_step {
 	STEP_EXECVE,
 	STEP_CGROUP,
 	STEP_LANDLOCK,
+	STEP_LISTENER,		/* not a failure: the seccomp listener */
 };
 
 struct child_report {
@@ -144,6 +152,7 @@ struct plan {
 	int maxfd;
 	pid_t ppid;
 	const struct cw_seccomp_prog *seccomp;
+	bool seccomp_listen;
 	const struct cw_landlock *landlock;
 	int fd_landlock;	/* kept open until applied; -1 when none */
 	const int *join;	/* cgroup.procs descriptors to write "0" to */
@@ -278,6 +287,37 @@ static void set_ids(const struct plan *pl)
 		child_fail(fd, STEP_VERIFY_IDS, EPERM, 0);
 }
 
+/* Hands the seccomp listener to the parent; the filter is in place, so a
+ * failure here must stop the launch (nobody would answer its denials). */
+static void send_listener(int fd, int lfd)
+{
+	struct child_report rep = { .step = STEP_LISTENER };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = &rep, .iov_len = sizeof(rep) };
+	struct msghdr msg = { 0 };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	memset(&u, 0, sizeof(u));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = u.buf;
+	msg.msg_controllen = sizeof(u.buf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &lfd, sizeof(int));
+	do {
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(rep))
+		child_fail(fd, STEP_SECCOMP, n < 0 ? errno : EIO, 0);
+}
+
 static void __attribute__((noreturn)) child_run(const struct plan *pl)
 {
 	int fd = pl->fd_report;
@@ -318,7 +358,17 @@ static void __attribute__((noreturn)) child_run(const struct plan *pl)
 		if (rc < 0)
 			child_fail(fd, STEP_LANDLOCK, -rc, 0);
 	}
-	if (pl->seccomp) {
+	if (pl->seccomp && pl->seccomp_listen) {
+		int lfd;
+
+		rc = cw_seccomp_install_listener(pl->seccomp, &lfd);
+		if (rc < 0)
+			child_fail(fd, STEP_SECCOMP, -rc, 0);
+		if (lfd >= 0) {
+			send_listener(fd, lfd);
+			close(lfd);
+		}
+	} else if (pl->seccomp) {
 		rc = cw_seccomp_install(pl->seccomp);
 		if (rc < 0)
 			child_fail(fd, STEP_SECCOMP, -rc, 0);
@@ -888,10 +938,16 @@ static int open_fds(int out[2], int errp[2], int rp[2], int *devnull,
 	size_t i;
 	int rc;
 
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
-	    pipe2(rp, O_CLOEXEC) < 0) {
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		rc = -errno;
 		cw_error_set(err, "pipe: %s", errstr(-rc, eb, sizeof(eb)));
+		return rc;
+	}
+	/* Messages keep reports and the listener apart; EOF at execve. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rp) < 0) {
+		rc = -errno;
+		cw_error_set(err, "socketpair: %s",
+			     errstr(-rc, eb, sizeof(eb)));
 		return rc;
 	}
 	*devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -1038,12 +1094,41 @@ static int poll_timeout_ms(int64_t until, int64_t now)
 	return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
+/* Answers the denials pending on the listener, a bounded number at once;
+ * drops the listener when nobody is left under the filter. */
+static void answer_denials(const struct cw_spawn_opts *o,
+			   struct cw_seccomp_listener **lis,
+			   struct cw_spawn_result *r)
+{
+	unsigned max = o->seccomp_describe_max ? o->seccomp_describe_max : 64;
+	struct cw_seccomp_denial d;
+	int i, rc;
+
+	for (i = 0; i < DENIALS_PER_WAKEUP; i++) {
+		rc = cw_seccomp_listener_answer(*lis, r->seccomp_denied < max,
+						&d);
+		if (rc == 0)
+			return;
+		if (rc < 0) {
+			/* Gone, or broken: the kernel then fails the
+			 * remaining denials with ENOSYS. */
+			cw_seccomp_listener_free(*lis);
+			*lis = NULL;
+			return;
+		}
+		r->seccomp_denied++;
+		o->on_seccomp(o->seccomp_ctx, &d);
+	}
+}
+
 static void supervise(pid_t pid, struct stream s[2], int64_t timeout_ms,
-		      int64_t grace_ms, struct cw_spawn_result *r)
+		      int64_t grace_ms, const struct cw_spawn_opts *o,
+		      struct cw_seccomp_listener **lis,
+		      struct cw_spawn_result *r)
 {
 	int64_t deadline, kill_at = -1, drain_until = -1, now, next;
-	struct pollfd pfd[3];
-	int pidfd, status = 0, n, i, rc, t;
+	struct pollfd pfd[4];
+	int pidfd, status = 0, n, i, rc, t, lis_at;
 	bool exited = false;
 
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -1088,6 +1173,16 @@ static void supervise(pid_t pid, struct stream s[2], int64_t timeout_ms,
 			pfd[n].revents = 0;
 			n++;
 		}
+		lis_at = -1;
+		if (*lis) {
+			/* Stragglers blocked in a denied syscall are answered
+			 * after the main process exits too. */
+			lis_at = n;
+			pfd[n].fd = cw_seccomp_listener_fd(*lis);
+			pfd[n].events = POLLIN;
+			pfd[n].revents = 0;
+			n++;
+		}
 		if (!exited && pidfd >= 0) {
 			pfd[n].fd = pidfd;
 			pfd[n].events = POLLIN;
@@ -1100,6 +1195,8 @@ static void supervise(pid_t pid, struct stream s[2], int64_t timeout_ms,
 			kill(-pid, SIGKILL);
 			break;
 		}
+		if (lis_at >= 0 && rc > 0 && pfd[lis_at].revents)
+			answer_denials(o, lis, r);
 		for (i = 0; i < 2; i++)
 			if (s[i].fd >= 0)
 				stream_read(&s[i], &r->truncated);
@@ -1170,9 +1267,38 @@ static pid_t start_child(const struct cw_spawn_opts *o, struct plan *pl,
 	return fork();
 }
 
+/* One message from the child: a report, possibly with a descriptor. */
+static ssize_t recv_report(int fd, struct child_report *rep, int *lfd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = rep, .iov_len = sizeof(*rep) };
+	struct msghdr msg = { 0 };
+	struct cmsghdr *c;
+	ssize_t got;
+
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = u.buf;
+	msg.msg_controllen = sizeof(u.buf);
+	do {
+		got = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	} while (got < 0 && errno == EINTR);
+	for (c = got > 0 ? CMSG_FIRSTHDR(&msg) : NULL; c;
+	     c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(lfd, CMSG_DATA(c), sizeof(int));
+	}
+	return got;
+}
+
 int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 		 struct cw_error *err)
 {
+	struct cw_seccomp_listener *lis = NULL;
 	struct target t;
 	struct envv env = { 0 };
 	struct plan pl;
@@ -1257,6 +1383,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 		   nofile.rlim_cur < INT_MAX ? (int)nofile.rlim_cur : 65536;
 	pl.ppid = getpid();
 	pl.seccomp = o->seccomp;
+	pl.seccomp_listen = o->on_seccomp && cw_seccomp_can_notify(o->seccomp);
 	pl.landlock = o->landlock;
 	pl.fd_landlock = o->landlock ? cw_landlock_fd(o->landlock) : -1;
 	pl.join = o->join_fds;
@@ -1281,11 +1408,30 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	close_fd(&errp[1]);
 	close_fd(&rp[1]);
 
-	/* EOF: execve closed the pipe. A report: the launch failed. */
-	memset(&rep, 0, sizeof(rep));
-	do {
-		got = read(rp[0], &rep, sizeof(rep));
-	} while (got < 0 && errno == EINTR);
+	/* EOF: execve closed the socket. A report: the launch failed. The
+	 * seccomp listener may come first. */
+	for (;;) {
+		int lfd = -1;
+
+		memset(&rep, 0, sizeof(rep));
+		got = recv_report(rp[0], &rep, &lfd);
+		if (got == (ssize_t)sizeof(rep) && rep.step == STEP_LISTENER &&
+		    lfd >= 0 && !lis) {
+			lis = cw_seccomp_listener_new(lfd);
+			if (!lis) {
+				/* Nobody could answer its denials. */
+				close(lfd);
+				kill(pid, SIGKILL);
+				rep.step = STEP_SECCOMP;
+				rep.err = ENOMEM;
+				break;
+			}
+			continue;
+		}
+		if (lfd >= 0)
+			close(lfd);
+		break;
+	}
 	if (got != 0) {
 		int status;
 
@@ -1309,7 +1455,8 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	s[0].fd = out[0];
 	s[1].fd = errp[0];
 	out[0] = errp[0] = -1;
-	supervise(pid, s, timeout_ms, grace_ms, r);
+	r->seccomp_audited = lis != NULL;
+	supervise(pid, s, timeout_ms, grace_ms, o, &lis, r);
 	r->duration_us = cw_mono_us() - start;
 	r->out = s[0].buf.data;
 	r->out_len = s[0].buf.len;
@@ -1321,6 +1468,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	memset(&s[1].buf, 0, sizeof(s[1].buf));
 	rc = 0;
 out:
+	cw_seccomp_listener_free(lis);
 	close_fd(&s[1].fd);
 	close_fd(&s[0].fd);
 	close_fd(&devnull);

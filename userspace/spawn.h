@@ -42,6 +42,15 @@ struct cw_spawn_opts {
 	 * left off, so the cgroup is what stops (and reports) a breach. */
 	bool cgroup_memory;
 	bool cgroup_pids;
+	/* With on_seccomp, the filter's denials come to the agent: each is
+	 * answered with EPERM and passed to on_seccomp (from the thread in
+	 * cw_spawn_run, while the command runs); the first
+	 * seccomp_describe_max (0: 64) come with syscall name and comm.
+	 * Without, or where the kernel gives no listener, the filter answers
+	 * them itself, unseen. */
+	void (*on_seccomp)(void *ctx, const struct cw_seccomp_denial *d);
+	void *seccomp_ctx;
+	unsigned seccomp_describe_max;
 	/* Called in the parent once the child has exec'd. */
 	void (*on_launch)(void *ctx, pid_t pid, uid_t uid, gid_t gid,
 			  const char *cwd);
@@ -61,6 +70,8 @@ struct cw_spawn_result {
 	bool timed_out;
 	int64_t duration_us;
 	pid_t pid;
+	bool seccomp_audited;	/* denials came to the agent */
+	uint64_t seccomp_denied; /* syscalls answered with EPERM */
 };
 
 /* Runs to completion. 0 when the command ran (whatever its exit status);

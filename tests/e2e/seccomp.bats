@@ -116,3 +116,84 @@ JSON
 	assert_equal "$(text 1 | jq -r .stdout)" opened
 	assert_equal "$(text 2 | jq -r .stdout)" opened
 }
+
+@test "a denied syscall leaves a seccomp record naming it; the legitimate twin leaves none" {
+	mcp -- "$(call_json 1 'unshare -U true; echo rc=$?')" "$(call_json 2 'echo works && ls / >/dev/null && echo listed')"
+	inv1=$(structured 1 invocation_id)
+	inv2=$(structured 2 invocation_id)
+	assert_equal "$(text 1 | jq -r .stdout)" "rc=1"
+	run jq -c --arg inv "$inv1" 'select(.type == "seccomp" and .invocation == $inv)' "$AUDIT"
+	[ "$(wc -l <<<"$output")" -ge 1 ] || fail "no seccomp record: $(cat "$AUDIT")"
+	rec=$(head -1 <<<"$output")
+	assert_equal "$(jq -r .syscall <<<"$rec")" unshare
+	assert_equal "$(jq -r .arch <<<"$rec")" x86_64
+	assert_equal "$(jq -r .comm <<<"$rec")" unshare
+	assert_equal "$(jq -r .action <<<"$rec")" EPERM
+	# CLONE_NEWUSER in the first argument
+	assert_equal "$(jq -r '.args[0]' <<<"$rec")" 0x10000000
+	[ "$(jq -r .pid <<<"$rec")" -gt 1 ]
+	run jq -c --arg inv "$inv1" 'select(.type == "exit" and .invocation == $inv) | .seccomp' "$AUDIT"
+	assert_equal "$(jq -r .audited <<<"$output")" true
+	assert_equal "$(jq -r .denied <<<"$output")" "$(jq -r .recorded <<<"$output")"
+	assert_equal "$(jq -r .suppressed <<<"$output")" 0
+	# the twin ran and was refused nothing
+	assert_equal "$(text 2 | jq -r .stdout)" "$(printf 'works\nlisted')"
+	assert_equal "$(jq -c --arg inv "$inv2" 'select(.type == "seccomp" and .invocation == $inv)' "$AUDIT")" ""
+	assert_equal "$(jq -r --arg inv "$inv2" 'select(.type == "exit" and .invocation == $inv) | .seccomp.denied' "$AUDIT")" 0
+	run "$CW" audit stats --json "$AUDIT"
+	assert_equal "$(jq -r .seccomp.denied <<<"$output")" "$(jq -s '[.[] | select(.type == "exit") | .seccomp.denied] | add' "$AUDIT")"
+}
+
+@test "every syscall the profile refuses is recorded under its own name" {
+	probe_via default
+	inv=$(structured 1 invocation_id)
+	# the probe's refused calls, as it saw them (clone3 answers ENOSYS unrecorded)
+	awk '$3 == "EPERM" { print $2 }' "$T/probe" | sort >"$T/refused"
+	jq -r --arg inv "$inv" 'select(.type == "seccomp" and .invocation == $inv) | .syscall' "$AUDIT" | sort >"$T/recorded"
+	[ "$(wc -l <"$T/refused")" -ge 40 ] || fail "the probe saw few refusals"
+	run diff "$T/refused" "$T/recorded"
+	assert_success
+}
+
+@test "a flood of 100,000 denied syscalls completes, is counted, and the agent serves the next call" {
+	cat >"$T/p.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"user":"root","timeout_s":30,
+  "filesystem":{"exec":["/usr","/bin","$(dirname "$PROBE")"]}}}}}
+JSON
+	mcp --policy "$T/p.json" -- "$(call_json 1 "$PROBE --flood 100000 unshare")" "$(call_json 2 'echo after')"
+	assert_equal "$(text 1 | jq -r .stdout)" "flood unshare 100000 EPERM 100000"
+	assert_equal "$(structured 1 timed_out)" false
+	inv=$(structured 1 invocation_id)
+	# the first ones in full, the rest counted: none lost
+	assert_equal "$(jq -c --arg inv "$inv" 'select(.type == "seccomp" and .invocation == $inv)' "$AUDIT" | wc -l)" 64
+	run jq -c --arg inv "$inv" 'select(.type == "exit" and .invocation == $inv) | .seccomp' "$AUDIT"
+	assert_equal "$output" '{"audited":true,"denied":100000,"recorded":64,"suppressed":99936}'
+	# the next call is served as usual
+	assert_equal "$(text 2 | jq -r .stdout)" after
+	run "$CW" audit verify "$AUDIT"
+	assert_success
+	run "$CW" audit stats --json "$AUDIT"
+	assert_equal "$(jq -c .seccomp <<<"$output")" '{"denied":100000,"recorded":64,"suppressed":99936}'
+}
+
+@test "a flood in one agent does not hold up a call in another sharing the log" {
+	cat >"$T/p.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"user":"root","timeout_s":30,
+  "filesystem":{"exec":["/usr","/bin","$(dirname "$PROBE")"]}}}}}
+JSON
+	{ printf '%s\n' "$INIT" "$INITIALIZED" "$(call_json 1 "$PROBE --flood 300000 unshare")"; } |
+		"$CW" serve --policy "$T/p.json" --state-dir "$STATE" --audit "$AUDIT" >"$T/flood.out" 2>"$T/flood.err" 3>&- &
+	fpid=$!
+	# wait until the flood is under way
+	for _ in $(seq 1 100); do
+		grep -q '"type":"seccomp"' "$AUDIT" 2>/dev/null && break
+		sleep 0.05
+	done
+	grep -q '"type":"seccomp"' "$AUDIT" || fail "the flood did not start"
+	mcp --policy "$T/p.json" -- "$(call_json 1 'echo meanwhile')"
+	assert_equal "$(text 1 | jq -r .stdout)" meanwhile
+	wait "$fpid"
+	assert_equal "$(jq -r 'select(.id == 1) | .result.structuredContent.stdout' "$T/flood.out")" "flood unshare 300000 EPERM 300000"
+	run "$CW" audit verify "$AUDIT"
+	assert_success
+}

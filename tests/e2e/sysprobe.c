@@ -5,10 +5,14 @@
  * prints "name errno-name" per syscall. The e2e tests run it through
  * cmdwarden to show each group is blocked, and with the profile off to show
  * the filter is what blocked it.
+ *
+ * `sysprobe --flood N NAME` calls NAME N times and prints how many calls
+ * failed with EPERM: a flood of denials for the audit tests.
  */
 #include <errno.h>
 #include <seccomp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -35,9 +39,29 @@ static const char *errname(int e)
 	}
 }
 
+static int flood(long n, const char *name)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	long i, eperm = 0;
+
+	if (nr < 0) {
+		fprintf(stderr, "sysprobe: unknown syscall \"%s\"\n", name);
+		return 2;
+	}
+	for (i = 0; i < n; i++)
+		if (syscall(nr, -1L, -1L, -1L, -1L, -1L, -1L) == -1 &&
+		    errno == EPERM)
+			eperm++;
+	printf("flood %s %ld EPERM %ld\n", name, n, eperm);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t g;
+
+	if (argc == 4 && strcmp(argv[1], "--flood") == 0)
+		return flood(strtol(argv[2], NULL, 10), argv[3]);
 
 	for (g = 0; g < cw_seccomp_ngroups; g++) {
 		const struct cw_seccomp_group *grp = &cw_seccomp_groups[g];

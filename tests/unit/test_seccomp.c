@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <sys/timex.h>
 #include <sys/utsname.h>
@@ -707,6 +709,139 @@ static void test_program_len(void **state)
 	cw_seccomp_free(NULL);
 }
 
+/* Passes one descriptor over a Unix socket. */
+static int send_fd(int sock, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char byte = 'L';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = { 0 };
+	struct cmsghdr *c;
+
+	memset(&u, 0, sizeof(u));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = u.buf;
+	msg.msg_controllen = sizeof(u.buf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = { 0 };
+	struct cmsghdr *c;
+	int fd = -1;
+
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = u.buf;
+	msg.msg_controllen = sizeof(u.buf);
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/*
+ * With a listener, a denied syscall waits for the agent, which answers
+ * EPERM and sees its name, arguments and caller; allowed syscalls never
+ * reach it.
+ */
+static void test_listener_answers_denials(void **state)
+{
+	struct sandbox_lists s;
+	struct cw_seccomp_prog *p;
+	struct cw_seccomp_listener *l;
+	struct cw_seccomp_denial d;
+	struct report rep = { 0 };
+	int sv[2], lfd, status, rc, seen = 0;
+	pid_t pid;
+
+	(void)state;
+	sandbox_init(&s, "default");
+	p = build(&s);
+	if (!cw_seccomp_can_notify(p)) {
+		cw_seccomp_free(p);
+		skip();
+	}
+	assert_int_equal(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+				       sv));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(sv[0]);
+		prctl(PR_SET_NAME, "cw-denied", 0, 0, 0);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(120);
+		rep.install_rc = cw_seccomp_install_listener(p, &lfd);
+		if (rep.install_rc < 0 || lfd < 0 || send_fd(sv[1], lfd))
+			_exit(121);
+		close(lfd);
+		/* Allowed: answered by the filter alone. */
+		rep.ret = getppid() > 0 ? 0 : -1;
+		errno = 0;
+		if (syscall(SYS_unshare, CLONE_NEWUSER) == -1)
+			rep.err = errno;
+		(void)!write(sv[1], &rep, sizeof(rep));
+		_exit(0);
+	}
+	close(sv[1]);
+	lfd = recv_fd(sv[0]);
+	assert_true(lfd >= 0);
+	l = cw_seccomp_listener_new(lfd);
+	assert_non_null(l);
+	/* Nothing pending yet, or the unshare: never blocks. */
+	for (;;) {
+		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+
+		assert_true(poll(&pfd, 1, 5000) > 0);
+		rc = cw_seccomp_listener_answer(l, true, &d);
+		if (rc == 1) {
+			seen++;
+			break;
+		}
+		assert_true(rc == 0);
+	}
+	assert_int_equal(sizeof(rep), read(sv[0], &rep, sizeof(rep)));
+	assert_int_equal(pid, waitpid(pid, &status, 0));
+	assert_true(WIFEXITED(status));
+	assert_int_equal(0, WEXITSTATUS(status));
+	assert_int_equal(EPERM, rep.err);
+	assert_int_equal(0, rep.ret);
+	assert_int_equal(1, seen);
+	assert_true(d.described);
+	assert_string_equal("unshare", d.name);
+	assert_int_equal(SYS_unshare, d.nr);
+#ifdef __x86_64__
+	assert_string_equal("x86_64", d.arch_name);
+#endif
+	assert_int_equal(CLONE_NEWUSER, d.args[0]);
+	assert_int_equal(pid, d.pid);
+	assert_string_equal("cw-denied", d.comm);
+	assert_int_equal(EPERM, d.err);
+	/* Nobody is left under the filter. */
+	assert_int_equal(-EPIPE, cw_seccomp_listener_answer(l, true, &d));
+	cw_seccomp_listener_free(l);
+	close(sv[0]);
+	cw_seccomp_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -723,6 +858,7 @@ int main(void)
 		cmocka_unit_test(test_allow_list),
 		cmocka_unit_test(test_unknown_names),
 		cmocka_unit_test(test_program_len),
+		cmocka_unit_test(test_listener_answers_denials),
 	};
 	return cmocka_run_group_tests_name("seccomp", tests, NULL, NULL);
 }
