@@ -126,7 +126,7 @@ check: deps-check all $(UNIT_BINS) $(E2E_BINS)
 demo: deps-check all
 	$(Q)tests/demo.sh $(BUILD)/cmdwarden
 
-bench: deps-check all $(BENCH_BINS)
+bench: deps-check all $(BENCH_BINS) $(E2E_BINS)
 	$(Q)tests/bench/run.sh $(BUILD)
 
 install: all

@@ -126,8 +126,17 @@ jq -r '"  #\(.seq) \(.type)\t\(.invocation // "-")  " +
 	 elif .type == "exit" then "uid=\(.uid // "-") exit_code=\(.exit_code // "-") \(.duration_ms // "-")ms"
 	 elif .type == "net" then "\(.op) \(.address):\(.port) \(.verdict)"
 	 elif .type == "limit" then "\(.limit) peak \(.peak) of \(.max)"
+	 elif .type == "seccomp" then "\(.syscall)(\(.args[0]), ...) by \(.comm) pid \(.pid): \(.action)"
 	 elif .type == "agent" then "start: layers \(.layers | to_entries | map(select(.value) | .key) | join(","))"
 	 else "" end)' "$AUDIT"
 echo
 echo "  the first decision record in full:"
 jq -c 'select(.type == "decision")' "$AUDIT" | head -1 | jq . | sed 's/^/    /'
+
+bold "8. Checking the trail: cmdwarden audit verify, query, stats"
+echo '  $ cmdwarden audit verify'
+"$CW" audit verify "$AUDIT" | sed 's/^/  /'
+echo '  $ cmdwarden audit query --type seccomp    (the denial of step 3, as written)'
+"$CW" audit query --type seccomp "$AUDIT" | jq -c 'del(.prev)' | sed 's/^/  /'
+echo '  $ cmdwarden audit stats'
+"$CW" audit stats "$AUDIT" | sed 's/^/  /'

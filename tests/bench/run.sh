@@ -27,7 +27,26 @@ CW_PROBE_DISABLE=landlock,cgroup2 "$B/bench/bench_latency" "$B/cmdwarden" tests/
 	sed 's/^/seccomp_only_/' | tee "$work/lat-seccomp"
 echo "   layers in force: all: $("$B/cmdwarden" probe --json | jq -c .layers)"
 
-get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-seccomp"; }
+echo
+echo "== audit log: records per second (disk, then tmpfs), and verify"
+"$B/bench/bench_audit" "$work" | tee "$work/audit"
+shm=$(mktemp -d /dev/shm/cmdwarden-bench.XXXXXX)
+"$B/bench/bench_audit" "$shm" | sed 's/^/tmpfs_/' | tee "$work/audit-tmpfs"
+rm -rf "$shm"
+
+echo
+echo "== denied syscalls answered and counted per second (sysprobe --flood 200000 unshare)"
+cat >"$work/flood.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"user":"root",
+  "filesystem":{"exec":["/usr","/bin","$(cd "$B/tests" && pwd)"]}}}}}
+JSON
+"$B/cmdwarden" exec --policy "$work/flood.json" --state-dir "$work/state3" --audit "$work/audit3.jsonl" \
+	-- "$(cd "$B/tests" && pwd)/sysprobe --flood 200000 unshare" >"$work/flood.out"
+ms=$(jq -r .duration_ms "$work/flood.out")
+awk -v ms="$ms" 'BEGIN { printf "seccomp_denials_per_s %.0f\n", 200000 / (ms / 1000) }' | tee "$work/flood"
+echo "   exit record: $(jq -c 'select(.type == "exit") | .seccomp' "$work/audit3.jsonl")"
+
+get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-seccomp" "$work/audit" "$work/audit-tmpfs" "$work/flood"; }
 ratio=$(awk -v a="$(get agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 ratio_tmpfs=$(awk -v a="$(get tmpfs_agent_call_median_us)" -v b="$(get tmpfs_bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 echo
@@ -42,3 +61,9 @@ printf '  %-40s %12s\n' "  p99 (us)" "+$layers_p99"
 printf '  %-40s %12s   target %s\n' "decisions/s, seed policy" "$(get decisions_per_s_seed)" ">= 500000"
 printf '  %-40s %12s\n' "decisions/s, 50 regex conditions" "$(get decisions_per_s_50_regex)"
 printf '  %-40s %12s   target %s\n' "agent peak RSS (KiB)" "$(get agent_peak_rss_kib | head -1)" "< 8192"
+printf '  %-40s %12s\n' "audit records/s, synced per 100" "$(get audit_records_per_s_sync_per_100)"
+printf '  %-40s %12s\n' "  each synced" "$(get audit_records_per_s_sync_each)"
+printf '  %-40s %12s\n' "  rotating every MiB" "$(get audit_records_per_s_rotating_1mib)"
+printf '  %-40s %12s\n' "  on tmpfs, synced per 100" "$(get tmpfs_audit_records_per_s_sync_per_100)"
+printf '  %-40s %12s\n' "audit verify, records/s" "$(get audit_verify_records_per_s)"
+printf '  %-40s %12s\n' "seccomp denials answered/s" "$(get seccomp_denials_per_s)"
