@@ -33,11 +33,6 @@ static const char *prog = "cmdwarden audit";
 enum { OPT_AUDIT = 2000, OPT_INV, OPT_TYPE, OPT_SINCE, OPT_UNTIL,
        OPT_VERDICT, OPT_JSON, OPT_HELP };
 
-/* The record types the agent writes (README, "Audit log"). */
-static const char *const known_types[] = {
-	"agent", "decision", "launch", "exec", "fork", "file", "net",
-	"seccomp", "limit", "exit",
-};
 
 static void usage(FILE *f)
 {
@@ -60,6 +55,7 @@ static void usage(FILE *f)
 /* ---- reading the set ---- */
 
 struct reader_stats {
+	size_t nfiles;
 	uint64_t bad_lines;
 	bool incomplete_tail;
 	/* When set, the file with this inode is read only to stop_at: what
@@ -89,9 +85,9 @@ static int read_set(const char *path, line_fn fn, void *ctx,
 	struct cw_error err = { 0 };
 	char **files = NULL, *line = NULL;
 	size_t nfiles = 0, cap = 0, i;
-	int ret;
+	int *fds = NULL, ret;
 
-	ret = cw_audit_files(path, &files, &nfiles, &err);
+	ret = cw_audit_open_files(path, &files, &fds, &nfiles, &err);
 	if (ret) {
 		fprintf(stderr, "%s: %s: %s\n", prog, err.source[0] ? err.source : path,
 			err.text);
@@ -99,11 +95,13 @@ static int read_set(const char *path, line_fn fn, void *ctx,
 	}
 	for (i = 0; i < nfiles && !ret; i++) {
 		unsigned long lineno = 0;
-		FILE *f = fopen(files[i], "re");
+		FILE *f = fdopen(fds[i], "r");
 		off_t limit = -1, done = 0;
 		struct stat st;
 		ssize_t n;
 
+		if (f)
+			fds[i] = -1; /* fclose closes it */
 		if (!f) {
 			ret = -errno;
 			fprintf(stderr, "%s: %s: %s\n", prog, files[i],
@@ -149,7 +147,8 @@ static int read_set(const char *path, line_fn fn, void *ctx,
 		fclose(f);
 	}
 	free(line);
-	cw_audit_files_free(files, nfiles);
+	rs->nfiles = nfiles;
+	cw_audit_close_files(files, fds, nfiles);
 	return ret;
 }
 
@@ -527,8 +526,8 @@ static bool type_known(const char *t)
 {
 	size_t i;
 
-	for (i = 0; i < CW_ARRAY_SIZE(known_types); i++)
-		if (!strcmp(t, known_types[i]))
+	for (i = 0; cw_audit_types[i]; i++)
+		if (!strcmp(t, cw_audit_types[i]))
 			return true;
 	return false;
 }
@@ -641,9 +640,9 @@ static int cmd_query(int argc, char **argv)
 		if (!type_known(tok)) {
 			fprintf(stderr, "%s query: --type \"%s\" is not a record type; expected one of",
 				prog, tok);
-			for (i = 0; i < CW_ARRAY_SIZE(known_types); i++)
+			for (i = 0; cw_audit_types[i]; i++)
 				fprintf(stderr, "%s %s", i ? "," : "",
-					known_types[i]);
+					cw_audit_types[i]);
 			fprintf(stderr, "\n");
 			goto out;
 		}
@@ -766,7 +765,6 @@ static int cmd_stats(int argc, char **argv)
 	struct reader_stats rs = { 0 };
 	struct stats s = { 0 };
 	const char *opt = NULL, *path, *k;
-	char **files = NULL;
 	size_t nfiles = 0;
 	bool as_json = false;
 	json_t *o = NULL, *val;
@@ -799,7 +797,7 @@ static int cmd_stats(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	cw_audit_files(path, &files, &nfiles, NULL);
+	nfiles = rs.nfiles;
 	/* Records written before exit records carried the count. */
 	if (!s.seccomp_from_exit)
 		s.seccomp_denied = s.seccomp_records;
@@ -857,7 +855,6 @@ static int cmd_stats(int argc, char **argv)
 	}
 	ret = 0;
 out:
-	cw_audit_files_free(files, nfiles);
 	json_decref(o);
 	json_decref(s.by_type);
 	json_decref(s.verdicts);

@@ -61,6 +61,11 @@ struct rec_info {
 	char rotated_from[NAME_MAX + 1]; /* "" unless a file's first record */
 };
 
+const char *const cw_audit_types[] = {
+	"agent", "decision", "launch", "exec", "process", "file", "net",
+	"seccomp", "limit", "exit", NULL,
+};
+
 static const char *const reserved[] = {
 	"ts", "seq", "type", "invocation", "prev", "torn_before",
 	"rotated_from",
@@ -1304,7 +1309,7 @@ static int check_continuation(struct verify_state *vs, const struct chain *c,
 	return 0;
 }
 
-static int verify_file(struct chain *c, const char *path,
+static int verify_file(struct chain *c, const char *path, int fd,
 		       struct cw_error *err)
 {
 	struct verify_state vs = { .path = path, .err = err };
@@ -1319,13 +1324,7 @@ static int verify_file(struct chain *c, const char *path,
 	bool nl;
 	int ret;
 
-	r.fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (r.fd < 0) {
-		ret = -errno;
-		audit_err(err, path, 0, "opening the audit log failed: %s",
-			  errstr(-ret));
-		goto out;
-	}
+	r.fd = fd;
 	/* The size taken under a shared lock ends on a record boundary. */
 	ret = lock_file(r.fd, LOCK_SH);
 	if (!ret) {
@@ -1486,8 +1485,6 @@ static int verify_file(struct chain *c, const char *path,
 	ret = 0;
 out:
 	free(r.blk);
-	if (r.fd >= 0)
-		close(r.fd);
 	cw_buf_free(&line);
 	return ret;
 }
@@ -1558,21 +1555,101 @@ void cw_audit_files_free(char **files, size_t n)
 	free_set(files, n);
 }
 
+static bool same_names(char **a, size_t na, char **b, size_t nb)
+{
+	size_t i;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++)
+		if (strcmp(a[i], b[i]))
+			return false;
+	return true;
+}
+
+int cw_audit_open_files(const char *path, char ***files, int **fds,
+			size_t *n, struct cw_error *err)
+{
+	char **names = NULL, **again = NULL;
+	size_t nn = 0, na = 0, i, opened;
+	int *v = NULL, tries, ret = 0;
+
+	*files = NULL;
+	*fds = NULL;
+	*n = 0;
+	/* Rotation only adds names: the same list before and after opening
+	 * means the descriptors are one consistent set. */
+	for (tries = 0; tries < 8; tries++) {
+		ret = cw_audit_files(path, &names, &nn, err);
+		if (ret)
+			return ret;
+		v = calloc(nn ? nn : 1, sizeof(*v));
+		if (!v) {
+			cw_audit_files_free(names, nn);
+			audit_err(err, path, 0, "no memory");
+			return -ENOMEM;
+		}
+		for (opened = 0; opened < nn; opened++) {
+			v[opened] = open(names[opened], O_RDONLY | O_CLOEXEC |
+								O_NOCTTY | O_NONBLOCK);
+			if (v[opened] < 0)
+				break;
+		}
+		if (opened == nn) {
+			ret = cw_audit_files(path, &again, &na, err);
+			if (!ret && same_names(names, nn, again, na)) {
+				cw_audit_files_free(again, na);
+				*files = names;
+				*fds = v;
+				*n = nn;
+				return 0;
+			}
+			cw_audit_files_free(again, na);
+		} else {
+			ret = -errno;
+			audit_err(err, names[opened],
+				  0, "opening the audit log failed: %s",
+				  errstr(-ret));
+		}
+		for (i = 0; i < opened; i++)
+			close(v[i]);
+		free(v);
+		cw_audit_files_free(names, nn);
+		if (ret && ret != -ENOENT)
+			return ret;
+	}
+	audit_err(err, path, 0,
+		  "the log keeps rotating while being read; try again");
+	return -EAGAIN;
+}
+
+void cw_audit_close_files(char **files, int *fds, size_t n)
+{
+	size_t i;
+
+	for (i = 0; fds && i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	cw_audit_files_free(files, n);
+}
+
 int cw_audit_verify(const char *path, uint64_t *nrecords,
 		    struct cw_error *err)
 {
 	struct chain c = { .expected = 1 };
 	char **files = NULL;
+	int *fds = NULL;
 	size_t n = 0, i;
 	int ret;
 
-	ret = cw_audit_files(path, &files, &n, err);
+	ret = cw_audit_open_files(path, &files, &fds, &n, err);
 	for (i = 0; !ret && i < n; i++) {
-		ret = verify_file(&c, files[i], err);
+		ret = verify_file(&c, files[i], fds[i], err);
 		c.prev_path = files[i];
 	}
 	if (nrecords)
 		*nrecords = c.good;
-	cw_audit_files_free(files, n);
+	cw_audit_close_files(files, fds, n);
 	return ret;
 }

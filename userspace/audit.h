@@ -16,6 +16,10 @@
 
 struct cw_audit;
 
+/* The record types the agent writes, NULL-terminated (README, "Audit
+ * log"); `audit query --type` accepts these. */
+extern const char *const cw_audit_types[];
+
 /* Longest line (record plus its newline) written or accepted when reading. */
 #define CW_AUDIT_MAX_LINE (16u << 20)
 
@@ -66,6 +70,11 @@ void cw_audit_set_max_bytes(struct cw_audit *a, uint64_t max_bytes);
 int cw_audit_files(const char *path, char ***files, size_t *n,
 		   struct cw_error *err);
 void cw_audit_files_free(char **files, size_t n);
+/* The same files opened for reading (fds[i] for files[i]), as one
+ * consistent set even while writers rotate the log. */
+int cw_audit_open_files(const char *path, char ***files, int **fds,
+			size_t *n, struct cw_error *err);
+void cw_audit_close_files(char **files, int *fds, size_t n);
 
 /* Checks a whole log, its rotated files included (cw_audit_files): every
  * line a record, seq rising by 1 from 1, prev the SHA-256 of the line

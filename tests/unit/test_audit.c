@@ -1294,6 +1294,57 @@ static void test_rotation_after_torn_tail(void **state)
 	free(path);
 }
 
+/* Verify sees one consistent set while a writer keeps rotating the log. */
+static void test_verify_while_rotating(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	struct cw_error err;
+	struct cw_audit *a;
+	uint64_t n = 0, last = 0;
+	int status, i, fails = 0;
+	pid_t pid;
+
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_padded(a, 0, 1);
+	cw_audit_close(a);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		a = cw_audit_open(path, &err);
+		if (!a)
+			_exit(2);
+		cw_audit_set_max_bytes(a, 4096);
+		for (i = 0; i < 600; i++) {
+			json_t *f = json_pack("{s:i}", "i", i);
+
+			if (!f || cw_audit_write(a, "exec", NULL, f, &err))
+				_exit(3);
+			json_decref(f);
+		}
+		cw_audit_close(a);
+		_exit(0);
+	}
+	for (i = 0; i < 200 && waitpid(pid, &status, WNOHANG) == 0; i++) {
+		memset(&err, 0, sizeof(err));
+		if (cw_audit_verify(path, &n, &err)) {
+			printf("# verify during rotation: %s:%d: %s\n",
+			       err.source, err.line, err.text);
+			fails++;
+		}
+		assert_true(n >= last);
+		last = n;
+	}
+	if (i == 200)
+		assert_int_equal(pid, waitpid(pid, &status, 0));
+	assert_true(WIFEXITED(status));
+	assert_int_equal(0, WEXITSTATUS(status));
+	assert_int_equal(0, fails);
+	assert_int_equal(0, cw_audit_verify(path, &n, &err));
+	assert_int_equal(601, n);
+	free(path);
+}
+
 #define DIR_TEST(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
 
 int main(void)
@@ -1317,6 +1368,7 @@ int main(void)
 		DIR_TEST(test_rotation_with_forked_writers),
 		DIR_TEST(test_verify_across_rotation),
 		DIR_TEST(test_rotation_after_torn_tail),
+		DIR_TEST(test_verify_while_rotating),
 	};
 	return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
 }
