@@ -1004,6 +1004,8 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		struct net_ctx nc = { e, r, cgid, 0 };
 
 		cw_bpfnet_call_seal(e->net, cgid, &nst);
+		r->net_connections = nst.connections;
+		r->net_denied = nst.denied;
 		cw_bpfnet_drain(e->net, net_event, &nc);
 		sealed_add(e, cgid, r->invocation);
 		net_added = false;
@@ -1102,7 +1104,11 @@ json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended)
 	json_object_set_new(o, "signal", json_integer(r->run.term_signal));
 	json_object_set_new(o, "invocation_id", json_string(r->invocation));
 	json_object_set_new(o, "audit",
-			    json_pack("{s:I}", "records",
-				      (json_int_t)r->audit_records));
+			    json_pack("{s:I, s:I, s:{s:I, s:I}}", "records",
+				      (json_int_t)r->audit_records, "connects",
+				      (json_int_t)r->net_connections,
+				      "denials", "seccomp",
+				      (json_int_t)r->run.seccomp_denied, "net",
+				      (json_int_t)r->net_denied));
 	return o;
 }

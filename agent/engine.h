@@ -63,6 +63,8 @@ struct cw_call_result {
 	struct cw_spawn_result run;
 	char sandbox_id[128];
 	uint64_t audit_records;	/* records written for this call */
+	uint64_t net_connections; /* connections the command made */
+	uint64_t net_denied;	/* and those refused */
 };
 
 /* Runs one call. Never fails as a function: every problem is an outcome. */
@@ -72,7 +74,8 @@ void cw_engine_result_free(struct cw_call_result *r);
 
 /* The E2B-shaped object {stdout, stderr, exit_code, sandboxId}; with
  * extended true also duration_ms, truncated, timed_out, signal,
- * invocation_id and audit. New reference. */
+ * invocation_id and audit (the call's records and what the kernel layers
+ * refused). New reference. */
 json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended);
 
 /* Layer availability for this kernel and build, as a JSON object. */

@@ -129,6 +129,10 @@ JSON
 	assert_output --partial 'PermissionError'
 	run text 2
 	assert_output --partial 'PermissionError'
+	# the results' audit summaries count what each layer refused
+	assert_equal "$(structured 1 audit.denials.net)" 1
+	assert_equal "$(structured 1 audit.denials.seccomp)" 0
+	assert_equal "$(structured 2 audit.denials.seccomp)" 1
 }
 
 @test "bpf_net: the connection cap refuses the next connect" {

@@ -136,6 +136,9 @@ JSON
 	assert_equal "$(jq -r .audited <<<"$output")" true
 	assert_equal "$(jq -r .denied <<<"$output")" "$(jq -r .recorded <<<"$output")"
 	assert_equal "$(jq -r .suppressed <<<"$output")" 0
+	# the result's audit summary counts it
+	assert_equal "$(structured 1 audit.denials.seccomp)" "$(jq -r .denied <<<"$output")"
+	assert_equal "$(structured 2 audit.denials.seccomp)" 0
 	# the twin ran and was refused nothing
 	assert_equal "$(text 2 | jq -r .stdout)" "$(printf 'works\nlisted')"
 	assert_equal "$(jq -c --arg inv "$inv2" 'select(.type == "seccomp" and .invocation == $inv)' "$AUDIT")" ""
