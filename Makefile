@@ -68,7 +68,7 @@ $(BUILD)/asan/%.o: %.c $(wildcard userspace/*.h agent/*.h bpf/*.h) | deps-check
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -c $< -o $@
 
 # eBPF: bpf/X.bpf.c -> build/bpf/X.bpf.o -> build/bpf/X.skel.h, included by
-# the userspace loader (userspace/bpfnet.c).
+# the userspace loader (userspace/bpfnet.c, userspace/trace.c).
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) | deps-check
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
@@ -81,6 +81,9 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 BPFNET_OBJS := $(BUILD)/obj/userspace/bpfnet.o $(BUILD)/asan/userspace/bpfnet.o
 $(BPFNET_OBJS): $(BUILD)/bpf/net.skel.h
 $(BPFNET_OBJS): CPPFLAGS += -iquote $(BUILD)/bpf
+TRACE_OBJS := $(BUILD)/obj/userspace/trace.o $(BUILD)/asan/userspace/trace.o
+$(TRACE_OBJS): $(BUILD)/bpf/trace.skel.h
+$(TRACE_OBJS): CPPFLAGS += -iquote $(BUILD)/bpf
 
 $(BUILD)/obj/userspace/default_policy.o: userspace/default_policy.S policies/e2b-run-command.json
 	$(call msg,AS,$@)

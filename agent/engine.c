@@ -21,6 +21,7 @@
 #include "ratelimit.h"
 #include "probe.h"
 #include "seccomp.h"
+#include "trace.h"
 
 #define MAX_ENVS 256
 #define SEALED_MAX 1024
@@ -36,6 +37,8 @@ struct cw_engine {
 					 * off the calls' path; may be NULL */
 	bool cg_memory, cg_pids;	/* it enforces memory / pids limits */
 	struct cw_bpfnet *net;		/* NULL when the layer is off */
+	struct cw_trace *trace;		/* NULL when no kernel event source */
+	char trace_error[512];		/* why tracepoint BPF was not used */
 	/* Ended calls whose network entries still drop what their sockets
 	 * send, removed once SEALED_TTL_US has passed. */
 	struct { uint64_t cgid; int64_t since; char id[32]; } sealed[SEALED_MAX];
@@ -64,6 +67,9 @@ static const struct layer layers[] = {
 	    CW_FEAT_BPF_CGROUP_SOCK, CW_FEAT_BPF_CGROUP_SKB,
 	    CW_FEAT_BPF_RINGBUF }, 5 },
 	{ "cgroup", CW_LAYER_CGROUP, true, { CW_FEAT_CGROUP2 }, 1 },
+	{ "bpf_trace", CW_LAYER_BPF_TRACE, true,
+	  { CW_FEAT_CGROUP2, CW_FEAT_KERNEL_BTF, CW_FEAT_BPF_TRACEPOINT,
+	    CW_FEAT_BPF_RINGBUF }, 4 },
 };
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
@@ -269,6 +275,47 @@ void cw_engine_lint(const struct cw_policy *p, struct cw_diag *warn)
 	}
 }
 
+/*
+ * Kernel events of calls: tracepoint BPF where this kernel has it (which
+ * also enforces sandbox.files), else fanotify, else none; the records say
+ * which. A tracing failure stops the agent only when the policy requires
+ * bpf_trace.
+ */
+static int open_trace(struct cw_engine *e, const struct cw_engine_opts *o,
+		      struct cw_diag *diag)
+{
+	const struct cw_probe *p = cw_engine_probe();
+	struct cw_trace_opts to = { .ringbuf_kib = o->trace_ringbuf_kib,
+				    .cgroup2_mount = p->cgroup2_mount };
+	struct cw_error err = { 0 };
+
+	if (layer_on(CW_LAYER_BPF_TRACE)) {
+		to.bpf = true;
+		e->trace = cw_trace_open(&to, &err);
+		if (e->trace)
+			return 0;
+		if (cw_policy_sandbox(e->policy)->require_layers &
+		    CW_LAYER_BPF_TRACE) {
+			cw_diag_add(diag, "", 0, 0, "", "eBPF tracing programs: %s",
+				    err.text);
+			return -EINVAL;
+		}
+		snprintf(e->trace_error, sizeof(e->trace_error), "%s",
+			 err.text);
+		to.bpf = false;
+	}
+	if (!p->item[CW_FEAT_FANOTIFY].ok)
+		return 0;
+	to.fanotify = true;
+	e->trace = cw_trace_open(&to, &err);
+	if (!e->trace)
+		snprintf(e->trace_error + strlen(e->trace_error),
+			 sizeof(e->trace_error) - strlen(e->trace_error),
+			 "%sfanotify: %s", e->trace_error[0] ? "; " : "",
+			 err.text);
+	return 0;
+}
+
 struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 				 struct cw_diag *diag)
 {
@@ -331,6 +378,10 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 			goto fail;
 		}
 	}
+	if (e->cg) {
+		if (open_trace(e, o, diag) < 0)
+			goto fail;
+	}
 	e->rates = cw_rate_open_sqlite(state, &err);
 	if (!e->rates) {
 		cw_diag_add(diag, "", 0, 0, "", "rate-limit store: %s",
@@ -353,6 +404,14 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 			cw_engine_layers());
 	if (rec && e->cg)
 		json_object_set_new(rec, "cgroup", cw_cgroup_describe(e->cg));
+	if (rec) {
+		json_object_set_new(rec, "sources",
+				    e->trace ? cw_trace_sources(e->trace) :
+					       json_array());
+		if (e->trace_error[0])
+			json_object_set_new(rec, "trace_error",
+					    json_string(e->trace_error));
+	}
 	if (rec)
 		json_object_set_new(rec, "policy",
 				    json_string(o->policy_path ?
@@ -375,6 +434,7 @@ void cw_engine_close(struct cw_engine *e)
 {
 	if (!e)
 		return;
+	cw_trace_close(e->trace);
 	cw_audit_close(e->audit);
 	cw_rate_close(e->rates);
 	cw_cgroup_pool_close(e->pool);
@@ -770,6 +830,68 @@ static void audit_limits(struct cw_engine *e, struct cw_call_result *r,
 		      CW_AUDIT_DEFER_SYNC, &err);
 }
 
+struct trace_ctx {
+	struct cw_engine *e;
+	const char *invocation;
+	uint64_t written;	/* records written */
+	uint64_t failed;	/* records the log refused */
+	struct cw_error err;	/* the first refusal */
+};
+
+/* One exec, file or process record per kernel event of the call; called
+ * on the trace's reading thread. The exit record's sync makes them
+ * durable. */
+static void trace_event(void *ctx, const struct cw_trace_event *ev)
+{
+	struct trace_ctx *tc = ctx;
+	struct cw_error err;
+	json_t *rec = cw_trace_event_json(ev);
+
+	if (rec && !cw_audit_write_flags(tc->e->audit, cw_trace_event_type(ev),
+					 tc->invocation, rec,
+					 CW_AUDIT_DEFER_SYNC, &err)) {
+		tc->written++;
+	} else {
+		if (!tc->failed++)
+			tc->err = rec ? err : (struct cw_error){ .text = "out of memory" };
+	}
+	json_decref(rec);
+}
+
+/* A `limit` record for each sandbox.files limit the call crossed. */
+static void audit_file_limits(struct cw_engine *e, struct cw_call_result *r,
+			      const struct cw_sandbox *sb,
+			      const struct cw_trace_stats *t)
+{
+	struct cw_error err;
+
+	if (t->files.hit)
+		audit(e, r, "limit",
+		      json_pack("{s:s, s:I, s:I, s:i, s:s, s:s}", "limit",
+				"max_files_written", "peak",
+				(json_int_t)t->files_written, "max",
+				(json_int_t)sb->files.max_files_written, "pid",
+				(int)t->files.pid, "comm", t->files.comm,
+				"action", "killed"),
+		      CW_AUDIT_DEFER_SYNC, &err);
+	if (t->bytes.hit)
+		audit(e, r, "limit",
+		      json_pack("{s:s, s:I, s:I, s:i, s:s, s:s}", "limit",
+				"max_write_bytes", "peak",
+				(json_int_t)t->write_bytes, "max",
+				(json_int_t)sb->files.max_write_bytes, "pid",
+				(int)t->bytes.pid, "comm", t->bytes.comm,
+				"action", "killed"),
+		      CW_AUDIT_DEFER_SYNC, &err);
+	if (t->deny.hit)
+		audit(e, r, "limit",
+		      json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "limit",
+				"deny_open", "path", t->deny_path, "prefix",
+				t->deny_prefix, "pid", (int)t->deny.pid, "comm",
+				t->deny.comm, "action", "killed"),
+		      CW_AUDIT_DEFER_SYNC, &err);
+}
+
 void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		    struct cw_call_result *r)
 {
@@ -781,6 +903,9 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	struct cw_cgroup_call *cgc = NULL;
 	struct cw_cgroup_stats cst = { 0 };
 	struct cw_bpfnet_stats nst = { 0 };
+	struct cw_trace_call *tcall = NULL;
+	struct trace_ctx tctx = { 0 };
+	struct cw_trace_stats tst = { 0 };
 	struct cw_error aerr;
 	bool net_added = false;
 	uint64_t cgid = 0;
@@ -925,6 +1050,11 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	if (rec && e->landlock)
 		json_object_set_new(rec, "landlock",
 				    cw_landlock_describe(e->landlock));
+	if (rec)
+		json_object_set_new(rec, "sources",
+				    e->trace && e->cg ?
+					    cw_trace_sources(e->trace) :
+					    json_array());
 	if (!rec || audit(e, r, "launch", rec, CW_AUDIT_DEFER_SYNC, &err) < 0) {
 		if (!rec)
 			cw_error_set(&err, "out of memory");
@@ -963,6 +1093,22 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		}
 		net_added = true;
 	}
+	if (e->trace && cgid) {
+		tctx.e = e;
+		tctx.invocation = r->invocation;
+		tcall = cw_trace_call_add(e->trace, cgid, r->invocation, sb,
+					  trace_event, &tctx, &err);
+		if (!tcall) {
+			cw_cgroup_call_end(cgc, NULL, NULL);
+			cgc = NULL;
+			cw_rate_release(e->rates, r->invocation, NULL);
+			fail(r, "could not trace the call's kernel events", &err);
+			audit(e, r, "exit",
+			      json_pack("{s:s, s:b}", "error", r->message,
+					"launched", 0), 0, &aerr);
+			goto out;
+		}
+	}
 
 	so.sb = sb;
 	so.command = ra.command;
@@ -1000,6 +1146,13 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		if (cg_ret < 0)
 			snprintf(cg_err, sizeof(cg_err), "%s", cerr.text);
 	}
+	/* Its processes are gone: every kernel event of the call is queued
+	 * by now, and becomes a record before the exit record. */
+	if (tcall) {
+		cw_trace_call_end(e->trace, tcall, &tst);
+		tcall = NULL;
+		r->audit_records += tctx.written;
+	}
 	if (net_added) {
 		struct net_ctx nc = { e, r, cgid, 0 };
 
@@ -1023,6 +1176,8 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	}
 	if (cgid)
 		audit_limits(e, r, sb, ra.timeout_ms, &cst, &nst);
+	if (cgid && e->trace)
+		audit_file_limits(e, r, sb, &tst);
 	rec = json_pack("{s:i, s:I, s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:b, s:b}",
 			"pid", (int)r->run.pid, "uid", (json_int_t)launched.uid,
 			"gid", (json_int_t)launched.gid, "cwd", launched.cwd,
@@ -1056,8 +1211,44 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 				  (json_int_t)sc.recorded, "suppressed",
 				  (json_int_t)(r->run.seccomp_denied -
 					       sc.recorded)));
+	if (rec) {
+		json_object_set_new(rec, "sources",
+				    e->trace && cgid ?
+					    cw_trace_sources(e->trace) :
+					    json_array());
+		json_object_set_new(rec, "events_lost",
+				    json_integer((json_int_t)tst.lost));
+	}
+	if (rec && e->trace && cgid) {
+		json_t *ev = json_pack("{s:I, s:I, s:I, s:I}", "exec",
+				       (json_int_t)tst.exec, "file",
+				       (json_int_t)tst.file, "fork",
+				       (json_int_t)tst.fork, "exit",
+				       (json_int_t)tst.exit);
+
+		if (ev && tst.unattributed)
+			json_object_set_new(ev, "unattributed",
+					    json_integer((json_int_t)tst.unattributed));
+		if (ev && tst.missing)
+			json_object_set_new(ev, "missing",
+					    json_integer((json_int_t)tst.missing));
+		json_object_set_new(rec, "events", ev);
+		if (cw_trace_enforces_files(e->trace))
+			json_object_set_new(
+				rec, "files",
+				json_pack("{s:I, s:I}", "written",
+					  (json_int_t)tst.files_written,
+					  "write_bytes",
+					  (json_int_t)tst.write_bytes));
+	}
+	if (tctx.failed) {
+		/* Kernel events the log refused: the trail is incomplete. */
+		json_decref(rec);
+		rec = NULL;
+		err = tctx.err;
+	}
 	if (!rec || audit(e, r, "exit", rec, 0, &err) < 0) {
-		if (!rec)
+		if (!rec && !tctx.failed)
 			cw_error_set(&err, "out of memory");
 		/* The caller must not see a result the audit does not hold. */
 		cw_spawn_result_free(&r->run);
@@ -1067,6 +1258,8 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	}
 	r->outcome = CW_OUTCOME_RAN;
 out:
+	if (tcall)
+		cw_trace_call_end(e->trace, tcall, NULL);
 	if (net_added)
 		cw_bpfnet_call_remove(e->net, cgid, NULL);
 	cw_cgroup_pool_retire(e->pool, cgc, false);

@@ -31,6 +31,7 @@ struct cw_engine_opts {
 	const char *audit_path;		/* NULL: CW_DEFAULT_AUDIT */
 	uint64_t audit_max_bytes;	/* 0: CW_DEFAULT_AUDIT_MAX_BYTES;
 					 * UINT64_MAX: never rotate */
+	unsigned trace_ringbuf_kib;	/* 0: the default */
 };
 
 /* Loads and fully validates a policy: parse, compile, build its seccomp

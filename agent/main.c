@@ -27,6 +27,7 @@
 #include "ratelimit.h"
 #include "seccomp.h"
 #include "stdio_transport.h"
+#include "trace.h"
 #include "version.h"
 
 static const char *prog = "cmdwarden";
@@ -73,18 +74,20 @@ struct common {
 	const char *state_dir;
 	const char *audit;
 	uint64_t audit_max_bytes;	/* 0: default, UINT64_MAX: never */
+	unsigned trace_ringbuf_kib;	/* 0: default */
 	bool bad;			/* an option's value was refused */
 };
 
-enum { OPT_POLICY = 1000, OPT_STATE, OPT_AUDIT, OPT_AUDIT_MAX, OPT_MAXREQ,
-       OPT_TOOL, OPT_ARGS, OPT_GRANT, OPT_SESSION, OPT_CWD, OPT_TIMEOUT,
-       OPT_HELP };
+enum { OPT_POLICY = 1000, OPT_STATE, OPT_AUDIT, OPT_AUDIT_MAX, OPT_RINGBUF,
+       OPT_MAXREQ, OPT_TOOL, OPT_ARGS, OPT_GRANT, OPT_SESSION, OPT_CWD,
+       OPT_TIMEOUT, OPT_HELP };
 
 #define COMMON_OPTS                                                 \
 	{ "policy", required_argument, NULL, OPT_POLICY },          \
 	{ "state-dir", required_argument, NULL, OPT_STATE },        \
 	{ "audit", required_argument, NULL, OPT_AUDIT },            \
 	{ "audit-max-bytes", required_argument, NULL, OPT_AUDIT_MAX }, \
+	{ "trace-ringbuf", required_argument, NULL, OPT_RINGBUF },  \
 	{ "help", no_argument, NULL, OPT_HELP }
 
 static const char common_help[] =
@@ -93,6 +96,8 @@ static const char common_help[] =
 	"  --audit FILE      audit log, JSON Lines (default " CW_DEFAULT_AUDIT ")\n"
 	"  --audit-max-bytes N  rotate the audit log before it passes N bytes\n"
 	"                    (K, M, G suffixes; default 64M; 0: never rotate)\n"
+	"  --trace-ringbuf KIB  kernel event ring buffer, rounded up to a power of\n"
+	"                    two pages (default 4096 KiB)\n"
 	"  --help            this text\n";
 
 /* "N", "NK", "NM", "NG" (powers of 1024); 0 or -EINVAL. */
@@ -142,6 +147,22 @@ static bool common_opt(int c, struct common *co)
 	case OPT_AUDIT:
 		co->audit = optarg;
 		return true;
+	case OPT_RINGBUF: {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(optarg, &end, 10);
+		if (errno || *end || optarg[0] == '-' || v < 1 ||
+		    v > CW_TRACE_RINGBUF_MAX_KIB) {
+			fprintf(stderr, "%s: --trace-ringbuf wants KiB from 1 to %u, got \"%s\"\n",
+				prog, CW_TRACE_RINGBUF_MAX_KIB, optarg);
+			co->bad = true;
+		} else {
+			co->trace_ringbuf_kib = (unsigned)v;
+		}
+		return true;
+	}
 	}
 	return false;
 }
@@ -150,7 +171,7 @@ static bool common_opt(int c, struct common *co)
 static struct cw_engine *open_engine(const struct common *co, bool warn_layers)
 {
 	struct cw_engine_opts o = { co->policy, co->state_dir, co->audit,
-				    co->audit_max_bytes };
+				    co->audit_max_bytes, co->trace_ringbuf_kib };
 	struct cw_engine *e;
 	struct cw_diag d;
 

@@ -19,8 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <linux/types.h>
+
 #include "decide.h"
 #include "policy.h"
+#include "trace_events.h"
 
 extern const char cw_default_policy_json[], cw_default_policy_json_end[];
 
@@ -92,7 +95,7 @@ static const char *const op_names[] = {
 };
 
 static const char *const layer_names[] = {
-	"seccomp", "landlock", "bpf_net", "cgroup",
+	"seccomp", "landlock", "bpf_net", "cgroup", "bpf_trace",
 };
 
 const char *cw_action_name(enum cw_action a)
@@ -883,6 +886,7 @@ static void sandbox_free(struct cw_sandbox *sb)
 	free(sb->seccomp.profile);
 	strv_free(&sb->seccomp.deny);
 	strv_free(&sb->seccomp.allow);
+	strv_free(&sb->files.deny_open);
 	memset(sb, 0, sizeof(*sb));
 }
 
@@ -1342,6 +1346,55 @@ static void apply_network(struct loader *ld, struct cw_sandbox *sb,
 		set_bool(ld, v, kp, &sb->network.audit_allowed);
 }
 
+/* A deny_open prefix must fit the kernel program's fixed-size slot. */
+static bool check_deny_prefix(struct loader *ld, const char *s,
+			      const char *path)
+{
+	char qs[80];
+
+	if (!check_abs_path(ld, s, path))
+		return false;
+	if (strlen(s) < TRACE_DENY_LEN)
+		return true;
+	perr(ld, path, "%s is longer than %d bytes; expected a shorter path prefix",
+	     q(qs, sizeof(qs), s), TRACE_DENY_LEN - 1);
+	return false;
+}
+
+static void apply_files(struct loader *ld, struct cw_sandbox *sb, json_t *o,
+			const char *path)
+{
+	static const char *const keys[] = { "max_files_written",
+					    "max_write_bytes", "deny_open",
+					    NULL };
+	static const struct int_field f[] = {
+		{ "max_files_written", 0, INT64_MAX,
+		  "a non-negative integer (0 = unlimited)",
+		  SB_OFF(files.max_files_written) },
+		{ "max_write_bytes", 0, INT64_MAX,
+		  "a non-negative integer (0 = unlimited)",
+		  SB_OFF(files.max_write_bytes) },
+	};
+	char kp[PATH_LEN];
+	json_t *v;
+
+	if (!want_type(ld, o, path, json_is_object(o), "an object"))
+		return;
+	check_keys(ld, o, path, keys);
+	apply_ints(ld, sb, o, path, f, CW_ARRAY_SIZE(f));
+	v = json_object_get(o, "deny_open");
+	path_key(kp, path, "deny_open");
+	if (!v)
+		return;
+	if (json_is_array(v) && json_array_size(v) > TRACE_DENY_MAX) {
+		perr(ld, kp, "%zu prefixes; expected at most %d",
+		     json_array_size(v), TRACE_DENY_MAX);
+		return;
+	}
+	strv_set(ld, v, kp, "an array of absolute path prefixes",
+		 check_deny_prefix, &sb->files.deny_open);
+}
+
 static bool check_profile(struct loader *ld, const char *s, const char *path)
 {
 	static const char *const profiles[] = { "default", "none", NULL };
@@ -1382,7 +1435,7 @@ static void apply_layers(struct loader *ld, struct cw_sandbox *sb, json_t *a,
 			 const char *path)
 {
 	static const char *const known[] = { "seccomp", "landlock", "bpf_net",
-					     "cgroup", NULL };
+					     "cgroup", "bpf_trace", NULL };
 	unsigned bits = 0;
 	bool ok = true;
 	size_t i, k;
@@ -1421,7 +1474,7 @@ static void apply_sandbox(struct loader *ld, struct cw_sandbox *sb, json_t *o,
 	static const char *const keys[] = { "user", "shell", "cwd", "env",
 					    "timeout_s", "max_output_bytes",
 					    "resources", "filesystem",
-					    "network", "seccomp",
+					    "network", "seccomp", "files",
 					    "require_layers", NULL };
 	static const struct int_field f[] = {
 		{ "timeout_s", 1, TIMEOUT_MAX_S,
@@ -1473,6 +1526,10 @@ static void apply_sandbox(struct loader *ld, struct cw_sandbox *sb, json_t *o,
 	path_key(kp, path, "seccomp");
 	if (v)
 		apply_seccomp(ld, sb, v, kp);
+	v = json_object_get(o, "files");
+	path_key(kp, path, "files");
+	if (v)
+		apply_files(ld, sb, v, kp);
 	v = json_object_get(o, "require_layers");
 	path_key(kp, path, "require_layers");
 	if (v)

@@ -90,6 +90,7 @@ struct cw_net_rule {
 #define CW_LAYER_LANDLOCK	(1u << 1)
 #define CW_LAYER_BPF_NET	(1u << 2)
 #define CW_LAYER_CGROUP		(1u << 3)
+#define CW_LAYER_BPF_TRACE	(1u << 4)
 
 struct cw_strv {
 	char **v;
@@ -131,6 +132,11 @@ struct cw_sandbox {
 		bool audit_allowed;	/* net records for admitted
 					 * connections too, not only denials */
 	} network;
+	struct {
+		int64_t max_files_written;	/* 0 = unlimited */
+		int64_t max_write_bytes;	/* 0 = unlimited */
+		struct cw_strv deny_open;	/* absolute path prefixes */
+	} files;			/* enforced by the bpf_trace layer */
 	struct {
 		char *profile;		/* "default" or "none" */
 		struct cw_strv deny;	/* extra syscall names to deny */

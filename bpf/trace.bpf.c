@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Kernel events of run_command calls: every program executed, every
+ * process forked and exited, every file opened, unlinked, renamed,
+ * chmod-ed or chown-ed, by the processes of cmdwarden's call cgroups only.
+ * The same programs count what a call writes and kill it from the kernel
+ * when it crosses sandbox.files.
+ *
+ * Programs (raw tracepoints: they need no tracefs, which is often not
+ * mounted; kernel types are read with CO-RE, so kernel BTF is needed):
+ *   raw_tracepoint/sched_process_exec   exec: filename and argv
+ *   raw_tracepoint/sched_process_fork   a new process (threads are not)
+ *   raw_tracepoint/sched_process_exit   a process's end: its wait status
+ *   raw_tracepoint/sys_exit             file system calls, with their
+ *                                       result; write byte counts
+ *
+ * File system calls are read at sys_exit only: the syscall number and the
+ * arguments are still in the saved user registers, and the path strings
+ * are still in the caller's memory, resident since the kernel has just
+ * read them. A thread of the same process could rewrite a path between
+ * the kernel's read and this one; the record then shows the new text.
+ *
+ * Which call: bpf_get_current_cgroup_id(), the v2 cgroup of the task,
+ * looked up in "calls" (cgroup id -> struct trace_call). A task outside
+ * every call cgroup costs one hash lookup per traced event and nothing
+ * more.
+ *
+ * Never silent: an event the ring buffer has no room for is counted in the
+ * call's "lost" counter (and "lost_total"); every submitted one in
+ * "emitted", which userspace compares with what it has read before it
+ * closes the call's trail.
+ *
+ * Limits (sandbox.files), counted per call in "calls":
+ *   max_files_written  successful opens with O_WRONLY, O_RDWR, O_CREAT or
+ *                      O_TRUNC (and creat); each open counts
+ *   max_write_bytes    bytes returned by write, pwrite64, writev, pwritev,
+ *                      pwritev2 on regular files (not pipes, sockets,
+ *                      terminals); sendfile, splice, copy_file_range and
+ *                      writes through mmap are not counted
+ *   deny_open          an open of a path, as the program passed it, equal
+ *                      to or below one of the prefixes
+ * The process that crosses a limit gets SIGKILL (bpf_send_signal) at the
+ * end of the system call that crossed it: the kill follows the operation,
+ * which has happened. Relative paths, symlinks and ".." are not resolved.
+ * These are audit-and-kill measures; Landlock is the boundary for paths.
+ */
+#include <linux/bpf.h>
+#include <asm/unistd.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "trace_events.h"
+
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+
+#define AT_FDCWD	-100
+#define AT_SYMLINK_NOFOLLOW 0x100
+#define AT_REMOVEDIR	0x200
+#define O_WRONLY	01
+#define O_RDWR		02
+#define O_CREAT		0100
+#define O_TRUNC		01000
+#define S_IFMT		0170000
+#define S_IFREG		0100000
+#define SIGKILL		9
+
+#define MAX_CALLS	4096
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* The kernel's own types, only the fields read here; CO-RE finds them by
+ * name in the running kernel's BTF. */
+struct mm_struct {
+	unsigned long arg_start;
+	unsigned long arg_end;
+} __attribute__((preserve_access_index));
+
+struct inode {
+	unsigned short i_mode;
+} __attribute__((preserve_access_index));
+
+struct file {
+	struct inode *f_inode;
+} __attribute__((preserve_access_index));
+
+struct fdtable {
+	unsigned int max_fds;
+	struct file **fd;
+} __attribute__((preserve_access_index));
+
+struct files_struct {
+	struct fdtable *fdt;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	int pid;
+	int tgid;
+	int exit_code;
+	struct task_struct *real_parent;
+	struct mm_struct *mm;
+	struct files_struct *files;
+} __attribute__((preserve_access_index));
+
+struct linux_binprm {
+	const char *filename;
+} __attribute__((preserve_access_index));
+
+struct pt_regs___cw {
+	unsigned long di, si, dx, r10, r8, r9, orig_ax;
+} __attribute__((preserve_access_index));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_CALLS);
+	__type(key, __u64);
+	__type(value, struct trace_call);
+} calls SEC(".maps");
+
+/* Resized by the loader before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1024 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost_total SEC(".maps");
+
+/* A path read when the ring buffer had no room, for deny_open. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trace_file);
+} scratch SEC(".maps");
+
+static __always_inline struct trace_call *current_call(__u64 *cgid)
+{
+	*cgid = bpf_get_current_cgroup_id();
+	return bpf_map_lookup_elem(&calls, cgid);
+}
+
+static __always_inline void count_lost(struct trace_call *c)
+{
+	__u32 zero = 0;
+	__u64 *n;
+
+	__sync_fetch_and_add(&c->lost, 1);
+	n = bpf_map_lookup_elem(&lost_total, &zero);
+	if (n)
+		*n += 1;
+}
+
+static __always_inline void fill_hdr(struct trace_hdr *h, __u64 cgid,
+				     __u8 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	h->cgid = cgid;
+	h->ts_ns = bpf_ktime_get_ns();
+	h->pid = id >> 32;
+	h->tid = (__u32)id;
+	h->uid = (__u32)bpf_get_current_uid_gid();
+	h->kind = kind;
+	h->truncated = 0;
+	h->pad[0] = h->pad[1] = 0;
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+}
+
+/* Reads a user string; 1 if it did not fit. */
+static __always_inline int read_path(char *dst, const char *src)
+{
+	char next = 0;
+	long n;
+
+	dst[0] = '\0';
+	if (!src)
+		return 0;
+	n = bpf_probe_read_user_str(dst, TRACE_PATH_MAX, src);
+	if (n < TRACE_PATH_MAX)
+		return 0;
+	bpf_probe_read_user(&next, 1, src + TRACE_PATH_MAX - 1);
+	return next != '\0';
+}
+
+SEC("raw_tracepoint/sched_process_exec")
+int cw_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (void *)ctx->args[0];
+	struct linux_binprm *bprm = (void *)ctx->args[2];
+	unsigned long start, end, len;
+	const char *filename;
+	struct trace_call *c;
+	struct trace_exec *e;
+	__u64 cgid;
+	long n;
+
+	c = current_call(&cgid);
+	if (!c)
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_lost(c);
+		return 0;
+	}
+	fill_hdr(&e->h, cgid, TRACE_EXEC);
+	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	filename = BPF_CORE_READ(bprm, filename);
+	n = bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
+				      filename);
+	if (n < 0)
+		e->filename[0] = '\0';
+	else if (n == sizeof(e->filename))
+		e->h.truncated |= TRACE_TRUNC_PATH;
+	start = BPF_CORE_READ(task, mm, arg_start);
+	end = BPF_CORE_READ(task, mm, arg_end);
+	len = end > start ? end - start : 0;
+	if (len > TRACE_ARGV_MAX) {
+		len = TRACE_ARGV_MAX;
+		e->h.truncated |= TRACE_TRUNC_ARGV;
+	}
+	barrier_var(len);
+	if (len > TRACE_ARGV_MAX)
+		len = 0;
+	if (len && bpf_probe_read_user(e->argv, len, (void *)start))
+		len = 0;
+	e->argv_len = len;
+	__sync_fetch_and_add(&c->emitted, 1);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline int proc_event(struct task_struct *task, __u8 kind)
+{
+	struct trace_call *c;
+	struct trace_proc *e;
+	__u64 cgid;
+
+	c = current_call(&cgid);
+	if (!c)
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_lost(c);
+		return 0;
+	}
+	fill_hdr(&e->h, cgid, kind);
+	e->child = kind == TRACE_FORK ? BPF_CORE_READ(task, tgid) : 0;
+	e->exit_code = kind == TRACE_EXIT ? BPF_CORE_READ(task, exit_code) : 0;
+	__sync_fetch_and_add(&c->emitted, 1);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_fork")
+int cw_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *child = (void *)ctx->args[1];
+
+	/* A thread is part of its process, not a new one. */
+	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
+		return 0;
+	return proc_event(child, TRACE_FORK);
+}
+
+SEC("raw_tracepoint/sched_process_exit")
+int cw_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (void *)ctx->args[0];
+
+	if (BPF_CORE_READ(task, pid) != BPF_CORE_READ(task, tgid))
+		return 0;
+	return proc_event(task, TRACE_EXIT);
+}
+
+/* The system call's arguments, as the caller passed them. */
+struct sc {
+	long nr;
+	long ret;
+	unsigned long a[5];
+};
+
+/* 1 when path is a deny_open prefix or below one (component-wise). */
+static __always_inline int deny_match(struct trace_call *c, const char *path,
+				      __u32 *which)
+{
+	__u32 i, j;
+
+	for (i = 0; i < TRACE_DENY_MAX; i++) {
+		int match = 1;
+
+		if (i >= c->ndeny)
+			break;
+		for (j = 0; j < TRACE_DENY_LEN; j++) {
+			char p = c->deny[i][j];
+
+			if (!p) {
+				/* The prefix ended: a match when the path
+				 * ends here too or goes on below it. */
+				if (j && c->deny[i][j - 1] != '/' &&
+				    path[j] && path[j] != '/')
+					match = 0;
+				break;
+			}
+			if (path[j] != p) {
+				match = 0;
+				break;
+			}
+		}
+		if (match) {
+			*which = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static __always_inline void kill_for(__u32 *hit)
+{
+	bpf_send_signal(SIGKILL);
+	*hit = 1;
+}
+
+static __always_inline void deny_check(struct trace_call *c, const char *path)
+{
+	__u32 which = 0;
+	__u64 id;
+
+	if (!c->ndeny || !deny_match(c, path, &which))
+		return;
+	if (!c->deny_hit) {
+		id = bpf_get_current_pid_tgid();
+		c->deny_pid = id >> 32;
+		c->deny_index = which;
+		bpf_get_current_comm(c->deny_comm, sizeof(c->deny_comm));
+		bpf_probe_read_kernel_str(c->deny_path, sizeof(c->deny_path),
+					  path);
+	}
+	kill_for(&c->deny_hit);
+}
+
+static __always_inline void count_file_written(struct trace_call *c)
+{
+	__u64 n = __sync_fetch_and_add(&c->files_written, 1) + 1;
+
+	if (!c->max_files_written || n <= c->max_files_written)
+		return;
+	if (!c->files_hit) {
+		c->files_pid = bpf_get_current_pid_tgid() >> 32;
+		bpf_get_current_comm(c->files_comm, sizeof(c->files_comm));
+	}
+	kill_for(&c->files_hit);
+}
+
+/* Fills what every file record shares; the op-specific fields after. */
+static __always_inline void fill_file(struct trace_file *f, const struct sc *s,
+				      __u64 cgid)
+{
+	const char *path = 0;
+
+	fill_hdr(&f->h, cgid, TRACE_FILE);
+	f->ret = s->ret;
+	f->dirfd = AT_FDCWD;
+	f->dirfd2 = AT_FDCWD;
+	f->flags = 0;
+	f->mode = 0;
+	f->owner = (__u32)-1;
+	f->group = (__u32)-1;
+	switch (s->nr) {
+	case __NR_open:
+		f->op = TRACE_OP_OPEN;
+		path = (const char *)s->a[0];
+		f->flags = s->a[1];
+		f->mode = s->a[2];
+		break;
+	case __NR_creat:
+		f->op = TRACE_OP_OPEN;
+		path = (const char *)s->a[0];
+		f->flags = O_CREAT | O_WRONLY | O_TRUNC;
+		f->mode = s->a[1];
+		break;
+	case __NR_openat:
+		f->op = TRACE_OP_OPEN;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->flags = s->a[2];
+		f->mode = s->a[3];
+		break;
+	case __NR_openat2: {
+		__u64 how[2] = { 0, 0 };	/* struct open_how: flags, mode */
+
+		f->op = TRACE_OP_OPEN;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		bpf_probe_read_user(how, sizeof(how), (void *)s->a[2]);
+		f->flags = how[0];
+		f->mode = how[1];
+		break;
+	}
+	case __NR_unlink:
+		f->op = TRACE_OP_UNLINK;
+		path = (const char *)s->a[0];
+		break;
+	case __NR_rmdir:
+		f->op = TRACE_OP_RMDIR;
+		path = (const char *)s->a[0];
+		break;
+	case __NR_unlinkat:
+		f->op = s->a[2] & AT_REMOVEDIR ? TRACE_OP_RMDIR :
+						 TRACE_OP_UNLINK;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->flags = s->a[2];
+		break;
+	case __NR_rename:
+		f->op = TRACE_OP_RENAME;
+		path = (const char *)s->a[0];
+		break;
+	case __NR_renameat:
+	case __NR_renameat2:
+		f->op = TRACE_OP_RENAME;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->dirfd2 = s->a[2];
+		f->flags = s->nr == __NR_renameat2 ? s->a[4] : 0;
+		break;
+	case __NR_chmod:
+		f->op = TRACE_OP_CHMOD;
+		path = (const char *)s->a[0];
+		f->mode = s->a[1];
+		break;
+	case __NR_fchmod:
+		f->op = TRACE_OP_CHMOD;
+		f->dirfd = s->a[0];	/* the file itself */
+		f->mode = s->a[1];
+		break;
+	case __NR_fchmodat:
+	case __NR_fchmodat2:
+		f->op = TRACE_OP_CHMOD;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->mode = s->a[2];
+		f->flags = s->nr == __NR_fchmodat2 ? s->a[3] : 0;
+		break;
+	case __NR_chown:
+	case __NR_lchown:
+		f->op = TRACE_OP_CHOWN;
+		path = (const char *)s->a[0];
+		f->owner = s->a[1];
+		f->group = s->a[2];
+		f->flags = s->nr == __NR_lchown ? AT_SYMLINK_NOFOLLOW : 0;
+		break;
+	case __NR_fchown:
+		f->op = TRACE_OP_CHOWN;
+		f->dirfd = s->a[0];
+		f->owner = s->a[1];
+		f->group = s->a[2];
+		break;
+	case __NR_fchownat:
+		f->op = TRACE_OP_CHOWN;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->owner = s->a[2];
+		f->group = s->a[3];
+		f->flags = s->a[4];
+		break;
+	}
+	if (read_path(f->path, path))
+		f->h.truncated |= TRACE_TRUNC_PATH;
+}
+
+static __always_inline const char *rename_target(const struct sc *s)
+{
+	return (const char *)(s->nr == __NR_rename ? s->a[1] : s->a[3]);
+}
+
+static __always_inline void count_write(struct trace_call *c,
+					const struct sc *s)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct file **fds, *file = 0;
+	unsigned int fd = s->a[0];
+	struct fdtable *fdt;
+	unsigned short mode;
+	__u64 n;
+
+	fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return;
+	mode = BPF_CORE_READ(file, f_inode, i_mode);
+	if ((mode & S_IFMT) != S_IFREG)
+		return;
+	n = __sync_fetch_and_add(&c->write_bytes, s->ret) + s->ret;
+	if (n <= c->max_write_bytes)
+		return;
+	if (!c->bytes_hit) {
+		c->bytes_pid = bpf_get_current_pid_tgid() >> 32;
+		bpf_get_current_comm(c->bytes_comm, sizeof(c->bytes_comm));
+	}
+	kill_for(&c->bytes_hit);
+}
+
+SEC("raw_tracepoint/sys_exit")
+int cw_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs___cw *regs = (void *)ctx->args[0];
+	struct trace_call *c;
+	struct trace_file *f;
+	struct sc s;
+	__u64 cgid;
+	__u32 zero = 0;
+	int is_open = 0;
+
+	s.nr = BPF_CORE_READ(regs, orig_ax);
+	switch (s.nr) {
+	case __NR_write:
+	case __NR_pwrite64:
+	case __NR_writev:
+	case __NR_pwritev:
+	case __NR_pwritev2:
+		c = current_call(&cgid);
+		if (!c || !c->max_write_bytes || (long)ctx->args[1] <= 0)
+			return 0;
+		s.ret = ctx->args[1];
+		s.a[0] = BPF_CORE_READ(regs, di);
+		count_write(c, &s);
+		return 0;
+	case __NR_open:
+	case __NR_creat:
+	case __NR_openat:
+	case __NR_openat2:
+		is_open = 1;
+		break;
+	case __NR_unlink:
+	case __NR_unlinkat:
+	case __NR_rmdir:
+	case __NR_rename:
+	case __NR_renameat:
+	case __NR_renameat2:
+	case __NR_chmod:
+	case __NR_fchmod:
+	case __NR_fchmodat:
+	case __NR_fchmodat2:
+	case __NR_chown:
+	case __NR_lchown:
+	case __NR_fchown:
+	case __NR_fchownat:
+		break;
+	default:
+		return 0;
+	}
+	c = current_call(&cgid);
+	if (!c)
+		return 0;
+	s.ret = ctx->args[1];
+	s.a[0] = BPF_CORE_READ(regs, di);
+	s.a[1] = BPF_CORE_READ(regs, si);
+	s.a[2] = BPF_CORE_READ(regs, dx);
+	s.a[3] = BPF_CORE_READ(regs, r10);
+	s.a[4] = BPF_CORE_READ(regs, r8);
+
+	if (s.nr == __NR_rename || s.nr == __NR_renameat ||
+	    s.nr == __NR_renameat2) {
+		struct trace_file2 *f2;
+
+		f2 = bpf_ringbuf_reserve(&events, sizeof(*f2), 0);
+		if (!f2) {
+			count_lost(c);
+			return 0;
+		}
+		fill_file(&f2->f, &s, cgid);
+		if (read_path(f2->path2, rename_target(&s)))
+			f2->f.h.truncated |= TRACE_TRUNC_PATH2;
+		__sync_fetch_and_add(&c->emitted, 1);
+		bpf_ringbuf_submit(f2, 0);
+		return 0;
+	}
+
+	f = bpf_ringbuf_reserve(&events, sizeof(*f), 0);
+	if (!f) {
+		count_lost(c);
+		/* The limits hold even when the record is lost. */
+		if (!is_open)
+			return 0;
+		f = bpf_map_lookup_elem(&scratch, &zero);
+		if (!f)
+			return 0;
+		fill_file(f, &s, cgid);
+		deny_check(c, f->path);
+		if (s.ret >= 0 &&
+		    (f->flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)))
+			count_file_written(c);
+		return 0;
+	}
+	fill_file(f, &s, cgid);
+	if (is_open) {
+		deny_check(c, f->path);
+		if (s.ret >= 0 &&
+		    (f->flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)))
+			count_file_written(c);
+	}
+	__sync_fetch_and_add(&c->emitted, 1);
+	bpf_ringbuf_submit(f, 0);
+	return 0;
+}
