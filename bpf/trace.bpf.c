@@ -31,8 +31,9 @@
  * closes the call's trail.
  *
  * Limits (sandbox.files), counted per call in "calls":
- *   max_files_written  successful opens with O_WRONLY, O_RDWR, O_CREAT or
- *                      O_TRUNC (and creat); each open counts
+ *   max_files_written  successful opens of regular files with O_WRONLY,
+ *                      O_RDWR, O_CREAT or O_TRUNC (and creat); each open
+ *                      counts, the same file opened twice twice
  *   max_write_bytes    bytes returned by write, pwrite64, writev, pwritev,
  *                      pwritev2 on regular files (not pipes, sockets,
  *                      terminals); sendfile, splice, copy_file_range and
@@ -479,24 +480,30 @@ static __always_inline const char *rename_target(const struct sc *s)
 	return (const char *)(s->nr == __NR_rename ? s->a[1] : s->a[3]);
 }
 
-static __always_inline void count_write(struct trace_call *c,
-					const struct sc *s)
+/* Whether descriptor fd of the current process is a regular file. */
+static __always_inline int fd_is_regular(unsigned int fd)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
 	struct file **fds, *file = 0;
-	unsigned int fd = s->a[0];
 	struct fdtable *fdt;
 	unsigned short mode;
-	__u64 n;
 
 	fdt = BPF_CORE_READ(task, files, fdt);
 	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
-		return;
+		return 0;
 	fds = BPF_CORE_READ(fdt, fd);
 	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
-		return;
+		return 0;
 	mode = BPF_CORE_READ(file, f_inode, i_mode);
-	if ((mode & S_IFMT) != S_IFREG)
+	return (mode & S_IFMT) == S_IFREG;
+}
+
+static __always_inline void count_write(struct trace_call *c,
+					const struct sc *s)
+{
+	__u64 n;
+
+	if (!fd_is_regular(s->a[0]))
 		return;
 	n = __sync_fetch_and_add(&c->write_bytes, s->ret) + s->ret;
 	if (n <= c->max_write_bytes)
@@ -506,6 +513,14 @@ static __always_inline void count_write(struct trace_call *c,
 		bpf_get_current_comm(c->bytes_comm, sizeof(c->bytes_comm));
 	}
 	kill_for(&c->bytes_hit);
+}
+
+/* An open for writing that gave a regular file (not /dev/null, a pipe or
+ * a terminal). */
+static __always_inline int opened_for_write(const struct sc *s, __u32 flags)
+{
+	return s->ret >= 0 && (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) &&
+	       fd_is_regular(s->ret);
 }
 
 SEC("raw_tracepoint/sys_exit")
@@ -595,16 +610,14 @@ int cw_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 			return 0;
 		fill_file(f, &s, cgid);
 		deny_check(c, f->path);
-		if (s.ret >= 0 &&
-		    (f->flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)))
+		if (opened_for_write(&s, f->flags))
 			count_file_written(c);
 		return 0;
 	}
 	fill_file(f, &s, cgid);
 	if (is_open) {
 		deny_check(c, f->path);
-		if (s.ret >= 0 &&
-		    (f->flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)))
+		if (opened_for_write(&s, f->flags))
 			count_file_written(c);
 	}
 	__sync_fetch_and_add(&c->emitted, 1);

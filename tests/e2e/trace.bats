@@ -1,0 +1,224 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# Kernel event records: what a call's processes executed and did to files,
+# from the tracepoint programs or, without them, from fanotify; lost events
+# counted; sandbox.files limits enforced from BPF, each kill paired with a
+# twin under the limit.
+
+load helpers
+
+setup() {
+	cw_setup
+	# not public_dir: another suite's teardown removes /tmp/cw-e2e.*
+	D=$(mktemp -d /tmp/cw-trace.XXXXXX)
+	chmod 0777 "$D"
+	cat >"$T/rw.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "cwd": "$D",
+  "filesystem": {"read": ["/"], "write": ["$D"], "exec": ["/usr", "/bin"]}}}}}
+JSON
+}
+
+teardown() {
+	[ -n "${BG:-}" ] && kill "$BG" 2>/dev/null
+	rm -rf "$D"
+}
+
+trace_on() {
+	local j
+	j=$("$CW" probe --json)
+	[ "$(jq -r '.layers.bpf_trace' <<<"$j")" = true ] ||
+		skip "layer bpf_trace is off here: $(jq -r '.layers_off.bpf_trace' <<<"$j")"
+}
+
+# recs INV FILTER : the call's records matching a jq filter, compact
+recs() {
+	jq -c --arg inv "$1" "select(.invocation == \$inv) | $2" "$AUDIT"
+}
+
+@test "tracepoints: exec records with argv and an open record carry the call's invocation" {
+	trace_on
+	mcp -- "$(call_json 1 "bash -c 'cat /etc/hostname; ls /tmp'")"
+	inv=$(structured 1 invocation_id)
+	[ "$(structured 1 exit_code)" -eq 0 ]
+	for p in /usr/bin/bash /usr/bin/cat /usr/bin/ls; do
+		[ -n "$(recs "$inv" "select(.type == \"exec\" and .filename == \"$p\")")" ] ||
+			fail "no exec record for $p"
+	done
+	assert_equal "$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/cat") | .argv')" '["cat","/etc/hostname"]'
+	assert_equal "$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/ls") | .argv')" '["ls","/tmp"]'
+	# cat's open of /etc/hostname, by cat's own pid, succeeded read-only
+	cat_pid=$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/cat") | .pid')
+	open=$(recs "$inv" 'select(.type == "file" and .op == "open" and .path == "/etc/hostname")')
+	[ -n "$open" ] || fail "no open record for /etc/hostname"
+	assert_equal "$(jq -r '.pid' <<<"$open")" "$cat_pid"
+	assert_equal "$(jq -r '.comm + " " + .source + " " + .flags[0]' <<<"$open")" "cat bpf rdonly"
+	[ "$(jq -r '.result' <<<"$open")" -ge 0 ]
+	# the process tree: bash forked cat, and cat exited with 0
+	[ -n "$(recs "$inv" "select(.type == \"process\" and .event == \"fork\" and .child == $cat_pid)")" ]
+	assert_equal "$(recs "$inv" "select(.type == \"process\" and .event == \"exit\" and .pid == $cat_pid) | .exit_code")" 0
+	# the exit record counts them and says where they came from
+	exit_rec=$(recs "$inv" 'select(.type == "exit")')
+	assert_equal "$(jq -c '.sources' <<<"$exit_rec")" '["bpf_tracepoint"]'
+	assert_equal "$(jq -r '.events_lost' <<<"$exit_rec")" 0
+	[ "$(jq -r '.events.exec' <<<"$exit_rec")" -ge 3 ]
+	assert_equal "$(jq -r '.events.exec' <<<"$exit_rec")" "$(recs "$inv" 'select(.type == "exec")' | wc -l)"
+	assert_equal "$(jq -r '.events.file' <<<"$exit_rec")" "$(recs "$inv" 'select(.type == "file")' | wc -l)"
+	assert_equal "$(recs "$inv" 'select(.type == "launch") | .sources')" '["bpf_tracepoint"]'
+	# all of them lie between the launch and the exit record
+	run recs "$inv" '.type'
+	assert_equal "${lines[1]}" '"launch"'
+	assert_equal "${lines[-1]}" '"exit"'
+}
+
+@test "tracepoints: unlink, rename, chmod and a failed open are recorded with their results" {
+	trace_on
+	mcp --policy "$T/rw.json" -- "$(call_json 1 "touch $D/a && mv $D/a $D/b && chmod 640 $D/b && rm $D/b && cat $D/missing")"
+	inv=$(structured 1 invocation_id)
+	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "rename") | [.path, .path2, .result]')" "[\"$D/a\",\"$D/b\",0]"
+	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "chmod") | [.path, .mode, .result, .comm]')" "[\"$D/b\",$((8#640)),0,\"chmod\"]"
+	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "unlink") | [.path, .result, .comm]')" "[\"$D/b\",0,\"rm\"]"
+	assert_equal "$(recs "$inv" "select(.type == \"file\" and .op == \"open\" and .path == \"$D/missing\") | [.result, .error]")" '[-1,"No such file or directory"]'
+	assert_equal "$(recs "$inv" "select(.type == \"file\" and .op == \"open\" and .path == \"$D/a\" and .comm == \"touch\") | .flags | index(\"creat\") != null")" true
+	[ ! -e "$D/b" ]
+}
+
+@test "tracepoints: processes outside the call's cgroups produce no records" {
+	trace_on
+	cp /usr/bin/cat "$D/cw-outside-cat"
+	# an outside process opening and executing while the call runs; the
+	# call starts only once it has
+	(
+		for _ in $(seq 1 60); do
+			"$D/cw-outside-cat" /etc/hostname >/dev/null
+			: >"$D/outside-ran"
+			sleep 0.02
+		done
+	) 3>&- </dev/null &
+	BG=$!
+	mcp -- "$(call_json 1 "while [ ! -e $D/outside-ran ]; do sleep 0.01; done; sleep 0.3; cat /etc/hostname")"
+	wait "$BG" || true
+	BG=
+	inv=$(structured 1 invocation_id)
+	[ -e "$D/outside-ran" ]
+	# the call's own cat is there ...
+	[ -n "$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/cat")')" ]
+	# ... the outside one is in no kernel event record, under any invocation
+	run jq -c 'select(.type == "exec" or .type == "file" or .type == "process") |
+		select(.comm == "cw-outside-cat" or ((.filename // "") | contains("cw-outside-cat")) or
+		       ((.path // "") | contains("outside-ran")))' "$AUDIT"
+	assert_output ''
+}
+
+@test "tracepoints: a burst into a tiny ring buffer is counted as lost, not hidden; the default buffer loses none" {
+	trace_on
+	burst='for i in $(seq 5000); do : </etc/hostname; done; echo done'
+	mcp --trace-ringbuf 4 -- "$(call_json 1 "$burst")"
+	inv=$(structured 1 invocation_id)
+	assert_equal "$(structured 1 stdout)" done
+	exit_rec=$(recs "$inv" 'select(.type == "exit")')
+	lost=$(jq -r '.events_lost' <<<"$exit_rec")
+	recorded=$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname")' | wc -l)
+	[ "$lost" -gt 0 ] || fail "a 4 KiB ring buffer lost nothing of 5000 opens"
+	# every open is either a record or a lost event
+	[ $((lost + recorded)) -ge 5000 ] || fail "lost $lost + recorded $recorded < 5000"
+	assert_equal "$(jq -r '.events.file' <<<"$exit_rec")" "$(recs "$inv" 'select(.type == "file")' | wc -l)"
+
+	# the twin: 1000 opens fit the default ring buffer whole
+	rm -f "$AUDIT"
+	mcp -- "$(call_json 2 'for i in $(seq 1000); do : </etc/hostname; done; echo done')"
+	inv=$(structured 2 invocation_id)
+	assert_equal "$(recs "$inv" 'select(.type == "exit") | .events_lost')" 0
+	assert_equal "$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname")' | wc -l)" 1000
+}
+
+@test "tracepoints: a long argv is cut at the documented bound and flagged" {
+	trace_on
+	long=$(printf 'x%.0s' $(seq 1 3000))
+	mcp -- "$(call_json 1 "/bin/echo $long >/dev/null; /bin/echo short")"
+	inv=$(structured 1 invocation_id)
+	rec=$(recs "$inv" 'select(.type == "exec" and .filename == "/bin/echo" and (.argv | length) > 1 and (.argv[1] | startswith("xxx")))')
+	assert_equal "$(jq -r '.argv_truncated' <<<"$rec")" true
+	# arguments and the NULs between them fill the 1024-byte bound
+	assert_equal "$(jq -r '.argv | (map(length) | add) + length - 1' <<<"$rec")" 1024
+	assert_equal "$(recs "$inv" 'select(.type == "exec" and .argv == ["/bin/echo","short"]) | .argv_truncated')" null
+}
+
+@test "files: crossing max_files_written kills the writer and records it; the twin under the limit completes" {
+	trace_on
+	jq '.tools.run_command.sandbox.files = {"max_files_written": 5}' "$T/rw.json" >"$T/files.json"
+	mcp --policy "$T/files.json" -- \
+		"$(call_json 1 "for i in 1 2 3 4 5; do echo x > $D/a\$i; done; echo survived")" \
+		"$(call_json 2 "for i in 1 2 3 4 5 6 7 8; do echo x > $D/b\$i; done; echo survived")"
+	# the twin: five files, no kill, no limit record
+	assert_equal "$(structured 1 stdout)" survived
+	inv1=$(structured 1 invocation_id)
+	assert_equal "$(recs "$inv1" 'select(.type == "limit")')" ""
+	assert_equal "$(recs "$inv1" 'select(.type == "exit") | .files.written')" 5
+	# the sixth open for writing: the kill follows it
+	assert_equal "$(structured 2 stdout)" ""
+	assert_equal "$(structured 2 exit_code)" 137
+	[ -e "$D/b6" ] && [ ! -e "$D/b7" ]
+	inv2=$(structured 2 invocation_id)
+	lim=$(recs "$inv2" 'select(.type == "limit")')
+	assert_equal "$(jq -c '[.limit, .peak, .max, .comm, .action]' <<<"$lim")" '["max_files_written",6,5,"bash","killed"]'
+	assert_equal "$(jq -r .pid <<<"$lim")" "$(recs "$inv2" 'select(.type == "exit") | .pid')"
+}
+
+@test "files: crossing max_write_bytes kills the writing process, not its parent" {
+	trace_on
+	jq '.tools.run_command.sandbox.files = {"max_write_bytes": 100000}' "$T/rw.json" >"$T/files.json"
+	mcp --policy "$T/files.json" -- \
+		"$(call_json 1 "head -c 60000 /dev/zero > $D/a; echo a=\$?; head -c 500000 /dev/zero > $D/b; echo b=\$?")"
+	assert_equal "$(structured 1 stdout)" "$(printf 'a=0\nb=137')"
+	[ "$(stat -c %s "$D/a")" -eq 60000 ]
+	[ "$(stat -c %s "$D/b")" -lt 500000 ]
+	inv=$(structured 1 invocation_id)
+	lim=$(recs "$inv" 'select(.type == "limit")')
+	assert_equal "$(jq -c '[.limit, .max, .comm]' <<<"$lim")" '["max_write_bytes",100000,"head"]'
+	[ "$(jq -r .peak <<<"$lim")" -gt 100000 ]
+}
+
+@test "files: opening a deny_open path kills the opener before it reads; a sibling name is not a match" {
+	trace_on
+	echo secret-data >"$D/secret"
+	echo other-data >"$D/secretary"
+	chmod 644 "$D/secret" "$D/secretary"
+	jq --arg p "$D/secret" '.tools.run_command.sandbox.files = {"deny_open": [$p]}' "$T/rw.json" >"$T/files.json"
+	mcp --policy "$T/files.json" -- "$(call_json 1 "cat $D/secretary; cat $D/secret; echo rc=\$?")"
+	assert_equal "$(structured 1 stdout)" "$(printf 'other-data\nrc=137')"
+	inv=$(structured 1 invocation_id)
+	lim=$(recs "$inv" 'select(.type == "limit")')
+	assert_equal "$(jq -c '[.limit, .path, .prefix, .comm]' <<<"$lim")" "[\"deny_open\",\"$D/secret\",\"$D/secret\",\"cat\"]"
+}
+
+@test "fallback: with tracepoints forced off, fanotify gives exec and open records of the call" {
+	"$CW" probe --json | jq -e '.features.fanotify.ok' >/dev/null ||
+		skip "fanotify is not available here"
+	export CW_PROBE_DISABLE=bpf_tracepoint
+	mcp -- "$(call_json 1 "bash -c 'cat /etc/hostname; ls /tmp'")"
+	inv=$(structured 1 invocation_id)
+	assert_equal "$(structured 1 stdout | head -1)" "$(cat /etc/hostname)"
+	assert_equal "$(recs "$inv" 'select(.type == "launch") | .layers.bpf_trace')" false
+	assert_equal "$(recs "$inv" 'select(.type == "launch") | .sources')" '["fanotify"]'
+	assert_equal "$(recs "$inv" 'select(.type == "exit") | .sources')" '["fanotify"]'
+	for p in /usr/bin/cat /usr/bin/ls; do
+		[ "$(recs "$inv" "select(.type == \"exec\" and .filename == \"$p\") | .source")" = '"fanotify"' ] ||
+			fail "no fanotify exec record for $p"
+	done
+	cat_pid=$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/cat") | .pid')
+	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "open" and .path == "/etc/hostname") | .pid')" "$cat_pid"
+	# no sandbox.files enforcement without the BPF source, and it says so
+	assert_equal "$(recs "$inv" 'select(.type == "exit") | .files')" null
+	assert_equal "$(head -1 "$AUDIT" | jq -c '.sources')" '["fanotify"]'
+}
+
+@test "fallback: with no event source at all, records say so instead of pretending" {
+	export CW_PROBE_DISABLE=bpf_tracepoint,fanotify
+	mcp -- "$(call_json 1 "cat /etc/hostname")"
+	inv=$(structured 1 invocation_id)
+	assert_equal "$(structured 1 exit_code)" 0
+	assert_equal "$(recs "$inv" 'select(.type == "launch") | .sources')" '[]'
+	assert_equal "$(recs "$inv" 'select(.type == "exit") | .sources')" '[]'
+	assert_equal "$(recs "$inv" 'select(.type == "exec" or .type == "file")')" ""
+}
