@@ -119,11 +119,13 @@ jq -r 'select(.type == "net" or .type == "limit") | "    #\(.seq) \(.type) " +
 	(if .type == "net" then "\(.op) \(.address):\(.port) \(.verdict) (rule \(.rule)) by \(.comm)"
 	 else "\(.limit) peak \(.peak) of \(.max)" end)' "$AUDIT"
 
+kernel_events='.type == "exec" or .type == "file" or .type == "process"'
 bold "7. The audit log it wrote ($(wc -l <"$AUDIT") records, JSON Lines, hash-chained)"
-jq -r '"  #\(.seq) \(.type)\t\(.invocation // "-")  " +
+echo "  ($(jq -c "select($kernel_events)" "$AUDIT" | wc -l) of them kernel events of the calls' processes, left out here; see 8.)"
+jq -r "select(($kernel_events) | not)"' | "  #\(.seq) \(.type)\t\(.invocation // "-")  " +
 	(if .type == "decision" then "\(.tool) \(.verdict) (\(.rule))"
 	 elif .type == "launch" then "shell=\(.shell) timeout=\(.timeout_ms)ms layers=\(.layers | to_entries | map(select(.value) | .key) | join(","))"
-	 elif .type == "exit" then "uid=\(.uid // "-") exit_code=\(.exit_code // "-") \(.duration_ms // "-")ms"
+	 elif .type == "exit" then "uid=\(.uid // "-") exit_code=\(.exit_code // "-") \(.duration_ms // "-")ms events=\(.events // {} | [.[]] | add // 0) lost=\(.events_lost // 0)"
 	 elif .type == "net" then "\(.op) \(.address):\(.port) \(.verdict)"
 	 elif .type == "limit" then "\(.limit) peak \(.peak) of \(.max)"
 	 elif .type == "seccomp" then "\(.syscall)(\(.args[0]), ...) by \(.comm) pid \(.pid): \(.action)"
@@ -131,9 +133,23 @@ jq -r '"  #\(.seq) \(.type)\t\(.invocation // "-")  " +
 	 else "" end)' "$AUDIT"
 echo
 echo "  the first decision record in full:"
-jq -c 'select(.type == "decision")' "$AUDIT" | head -1 | jq . | sed 's/^/    /'
+jq -n 'first(inputs | select(.type == "decision"))' "$AUDIT" | sed 's/^/    /'
 
-bold "8. Checking the trail: cmdwarden audit verify, query, stats"
+bold "8. The trail of one call: the connect to the metadata service"
+inv=$(jq -nr 'first(inputs | select(.type == "net" and .verdict == "deny") | .invocation)' "$AUDIT")
+jq -r --arg inv "$inv" 'select(.invocation == $inv) |
+	if .type == "decision" then "  #\(.seq) decision  \(.verdict) by \(.rule): \(.args.command)"
+	elif .type == "launch" then "  #\(.seq) launch    as \(.user), event sources \(.sources | join(",") | if . == "" then "none" else . end)"
+	elif .type == "exec" then "  #\(.seq) exec      pid \(.pid) (parent \(.ppid // "?")) \(.filename) \(.argv // [] | .[1:] | join(" ") | .[0:60])"
+	elif .type == "process" and .event == "fork" then "  #\(.seq) fork      pid \(.pid) -> \(.child)"
+	elif .type == "process" then "  #\(.seq) exit      pid \(.pid) code \(.exit_code) signal \(.signal)"
+	elif .type == "file" and (.path | test("^/(usr/)?lib|^/etc/ld.so|/locale|gconv|pycache|^/usr/lib/python") | not) then "  #\(.seq) file      pid \(.pid) \(.comm) \(.op) \(.path) -> \(.result // "")"
+	elif .type == "net" then "  #\(.seq) net       pid \(.pid) \(.comm) \(.op) \(.address):\(.port) \(.verdict) (rule \(.rule))"
+	elif .type == "exit" then "  #\(.seq) exit      exit_code \(.exit_code), \(.events.exec) execs, \(.events.file) file events, \(.events_lost) lost"
+	else empty end' "$AUDIT"
+echo "  (opens of libraries, locales and Python's own modules left out)"
+
+bold "9. Checking the trail: cmdwarden audit verify, query, stats"
 echo '  $ cmdwarden audit verify'
 "$CW" audit verify "$AUDIT" | sed 's/^/  /'
 echo '  $ cmdwarden audit query --type seccomp    (the denial of step 3, as written)'

@@ -332,6 +332,8 @@ static void test_full_sandbox(void **state)
 {
 	static const char *const sd[] = { "ptrace" };
 	static const char *const sa[] = { "personality" };
+	static const char *const dopen[] = { "/home/user/.ssh",
+					     "/etc/ssl/private" };
 	const struct cw_sandbox *sb;
 	const struct cw_net_rule *a;
 	struct cw_policy *p;
@@ -373,6 +375,9 @@ static void test_full_sandbox(void **state)
 	assert_int_equal(10485760, sb->network.max_egress_bytes);
 	assert_strv(&sb->seccomp.deny, sd, 1);
 	assert_strv(&sb->seccomp.allow, sa, 1);
+	assert_int_equal(100, sb->files.max_files_written);
+	assert_int_equal(1048576, sb->files.max_write_bytes);
+	assert_strv(&sb->files.deny_open, dopen, 2);
 	assert_int_equal(CW_LAYER_SECCOMP | CW_LAYER_LANDLOCK |
 				 CW_LAYER_BPF_NET | CW_LAYER_CGROUP,
 			 sb->require_layers);
@@ -692,8 +697,8 @@ static void test_unknown_keys_everywhere(void **state)
 	add_bogus_everywhere(root, root, "", &count);
 	json_decref(root);
 	/* top, all_tools, tools, 5 rules, 22 conditions, 6 limits, sandbox
-	 * and the 6 objects in it */
-	assert_int_equal(43, count);
+	 * and the 7 objects in it */
+	assert_int_equal(44, count);
 }
 
 static void test_names(void **state)
