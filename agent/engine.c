@@ -1099,7 +1099,10 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		tcall = cw_trace_call_add(e->trace, cgid, r->invocation, sb,
 					  trace_event, &tctx, &err);
 		if (!tcall) {
-			cw_cgroup_call_end(cgc, NULL, NULL);
+			if (net_added)
+				cw_bpfnet_call_remove(e->net, cgid, NULL);
+			net_added = false;
+			cw_cgroup_pool_retire(e->pool, cgc, false);
 			cgc = NULL;
 			cw_rate_release(e->rates, r->invocation, NULL);
 			fail(r, "could not trace the call's kernel events", &err);
