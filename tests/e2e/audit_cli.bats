@@ -19,7 +19,8 @@ make_log() {
 	make_log
 	run "$CW" audit verify "$AUDIT"
 	assert_success
-	assert_output --partial "ok, 8 records in 1 file"
+	# the calls' kernel events are records too, where the kernel gives them
+	assert_output --partial "ok, $(wc -l <"$AUDIT") records in 1 file"
 	cp "$AUDIT" "$T/orig"
 	# an edited value: the next line's prev no longer matches line 3
 	sed '3s/"launch"/"lunch"/' "$T/orig" >"$AUDIT"
@@ -40,7 +41,7 @@ make_log() {
 	head -c -20 "$T/orig" >"$AUDIT"
 	run "$CW" audit verify "$AUDIT"
 	assert_failure 1
-	assert_output --partial "$AUDIT:8: torn last line"
+	assert_output --partial "$AUDIT:$(wc -l <"$T/orig"): torn last line"
 	# and the original, once more
 	cp "$T/orig" "$AUDIT"
 	run "$CW" audit verify --audit "$AUDIT"
@@ -85,7 +86,8 @@ make_log() {
 	inv=$(structured 1 invocation_id)
 	run "$CW" audit query --invocation "$inv" "$AUDIT"
 	assert_success
-	assert_equal "$(jq -r .type <<<"$output" | tr '\n' ' ')" "decision launch exit "
+	assert_equal "$(jq -r 'select(.type == "decision" or .type == "launch" or .type == "exit") | .type' <<<"$output" | tr '\n' ' ')" "decision launch exit "
+	assert_equal "$(jq -r .type <<<"$output" | tail -1)" exit
 	assert_equal "$(jq -r .invocation <<<"$output" | sort -u)" "$inv"
 	# the lines are the log's own, byte for byte
 	assert_equal "$output" "$(grep -F "\"invocation\":\"$inv\"" "$AUDIT")"
@@ -95,7 +97,7 @@ make_log() {
 	assert_equal "$(jq -r .tool <<<"$output")" nope
 	# time: everything since an hour ago, nothing since tomorrow
 	run "$CW" audit query --since 1h "$AUDIT"
-	assert_equal "$(wc -l <<<"$output")" 8
+	assert_equal "$(wc -l <<<"$output")" "$(wc -l <"$AUDIT")"
 	tomorrow=$(date -u -d tomorrow +%Y-%m-%d)
 	run "$CW" audit query --since "$tomorrow" "$AUDIT"
 	assert_success
@@ -146,9 +148,10 @@ make_log() {
 	make_log
 	run "$CW" audit stats --json "$AUDIT"
 	assert_success
-	assert_equal "$(jq -r .records <<<"$output")" 8
+	n=$(wc -l <"$AUDIT")
+	assert_equal "$(jq -r .records <<<"$output")" "$n"
 	assert_equal "$(jq -r .calls <<<"$output")" 2
-	for t in agent decision launch exit; do
+	for t in agent decision launch exit exec file process; do
 		assert_equal "$(jq -r ".by_type.$t" <<<"$output")" "$(jq -r "select(.type==\"$t\") | .seq" "$AUDIT" | wc -l)"
 	done
 	assert_equal "$(jq -r .decisions.allow <<<"$output")" 2
@@ -157,7 +160,7 @@ make_log() {
 	assert_equal "$(jq -r .unreadable_lines <<<"$output")" 0
 	run "$CW" audit stats "$AUDIT"
 	assert_success
-	assert_output --partial "records           8"
+	assert_output --partial "$(printf 'records           %s' "$n")"
 	assert_output --partial "allow=2"
 }
 
