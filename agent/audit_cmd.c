@@ -30,14 +30,14 @@
 
 static const char *prog = "cmdwarden audit";
 
-enum { OPT_AUDIT = 2000, OPT_INV, OPT_TYPE, OPT_SINCE, OPT_UNTIL,
+enum { OPT_AUDIT = 2000, OPT_ANCHOR, OPT_INV, OPT_TYPE, OPT_SINCE, OPT_UNTIL,
        OPT_VERDICT, OPT_JSON, OPT_HELP };
 
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: cmdwarden audit verify [FILE]\n"
+		"usage: cmdwarden audit verify [--anchor SEQ:SHA256] [FILE]\n"
 		"       cmdwarden audit tail [-n N] [-f] [FILE]\n"
 		"       cmdwarden audit query [--invocation ID] [--type T[,T...]]\n"
 		"                             [--since TIME] [--until TIME] [--verdict V] [FILE]\n"
@@ -49,7 +49,9 @@ static void usage(FILE *f)
 		"a date (2026-11-30, midnight UTC), or an age such as 90s, 15m, 2h, 7d.\n"
 		"\n"
 		"verify exits 0 when the chain is intact and 1 at the first broken,\n"
-		"reordered, edited, missing or torn line, named as FILE:LINE.\n");
+		"reordered, edited, missing or torn line, named as FILE:LINE. It prints\n"
+		"the last record as an anchor (SEQ:SHA256): kept elsewhere and given to a\n"
+		"later verify with --anchor, it shows records cut from the log's end.\n");
 }
 
 /* ---- reading the set ---- */
@@ -179,24 +181,50 @@ static const char *log_path(const char *opt, int argc, char **argv,
 
 /* ---- verify ---- */
 
+/* "SEQ:SHA256" */
+static int parse_anchor(const char *s, struct cw_audit_anchor *a)
+{
+	unsigned long long seq;
+	char *end;
+
+	if (*s < '1' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	seq = strtoull(s, &end, 10);
+	if (errno || *end != ':' || strlen(end + 1) != 64 ||
+	    strspn(end + 1, "0123456789abcdef") != 64)
+		return -EINVAL;
+	a->seq = seq;
+	memcpy(a->hash, end + 1, 65);
+	return 0;
+}
+
 static int cmd_verify(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "audit", required_argument, NULL, OPT_AUDIT },
+		{ "anchor", required_argument, NULL, OPT_ANCHOR },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *opt = NULL, *path;
+	struct cw_audit_anchor anchor, *ap = NULL;
+	struct cw_audit_verified v;
 	struct cw_error err = { 0 };
-	char **files = NULL;
-	size_t nfiles = 0;
-	uint64_t n = 0;
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_AUDIT:
 			opt = optarg;
+			break;
+		case OPT_ANCHOR:
+			if (parse_anchor(optarg, &anchor)) {
+				fprintf(stderr, "%s verify: --anchor wants SEQ:SHA256 as printed by an earlier verify (1234:9f86d0...), got \"%s\"\n",
+					prog, optarg);
+				return 2;
+			}
+			ap = &anchor;
 			break;
 		case OPT_HELP:
 			usage(stdout);
@@ -208,7 +236,7 @@ static int cmd_verify(int argc, char **argv)
 	path = log_path(opt, argc, argv, "verify");
 	if (!path)
 		return 2;
-	ret = cw_audit_verify(path, &n, &err);
+	ret = cw_audit_verify_ex(path, ap, &v, &err);
 	if (ret == -EBADMSG) {
 		if (err.line > 0)
 			fprintf(stderr, "%s verify: %s:%d: %s\n", prog,
@@ -217,7 +245,7 @@ static int cmd_verify(int argc, char **argv)
 			fprintf(stderr, "%s verify: %s: %s\n", prog,
 				err.source, err.text);
 		fprintf(stderr, "%s verify: %" PRIu64 " records intact before it\n",
-			prog, n);
+			prog, v.records);
 		return 1;
 	}
 	if (ret) {
@@ -225,10 +253,11 @@ static int cmd_verify(int argc, char **argv)
 			err.source[0] ? err.source : path, err.text);
 		return 1;
 	}
-	cw_audit_files(path, &files, &nfiles, NULL);
-	printf("%s: ok, %" PRIu64 " record%s in %zu file%s, the chain intact\n",
-	       path, n, n == 1 ? "" : "s", nfiles, nfiles == 1 ? "" : "s");
-	cw_audit_files_free(files, nfiles);
+	printf("%s: ok, %" PRIu64 " record%s in %zu file%s, the chain intact%s\n",
+	       path, v.records, v.records == 1 ? "" : "s", v.files,
+	       v.files == 1 ? "" : "s", ap ? " through the anchor" : "");
+	if (v.records)
+		printf("anchor: %" PRIu64 ":%s\n", v.last_seq, v.last_hash);
 	return 0;
 }
 

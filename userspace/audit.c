@@ -1286,6 +1286,8 @@ struct chain {
 	uint64_t good;
 	const char *prev_path; /* the file before, NULL for the first */
 	unsigned long prev_lines; /* its last line */
+	const struct cw_audit_anchor *anchor; /* NULL: none */
+	bool anchor_seen;
 };
 
 /* Checks the first record of a file against the file before it. */
@@ -1458,6 +1460,15 @@ static int verify_file(struct chain *c, const char *path, int fd,
 					  "edited: seq is %" PRIu64 ", expected %" PRIu64 ", yet prev links it to the line before",
 					  ri.seq, c->expected);
 			goto out;
+		}
+		if (c->anchor && ri.seq == c->anchor->seq) {
+			if (strcmp(hash, c->anchor->hash)) {
+				ret = verify_fail(&vs, lineno,
+						  "edited or replaced: seq %" PRIu64 " has SHA-256 %s, the anchor says %s",
+						  ri.seq, hash, c->anchor->hash);
+				goto out;
+			}
+			c->anchor_seen = true;
 		}
 		c->expected = ri.seq + 1;
 		memcpy(c->prev_hash, hash, sizeof(c->prev_hash));
@@ -1634,22 +1645,50 @@ void cw_audit_close_files(char **files, int *fds, size_t n)
 	cw_audit_files_free(files, n);
 }
 
-int cw_audit_verify(const char *path, uint64_t *nrecords,
-		    struct cw_error *err)
+int cw_audit_verify_ex(const char *path,
+		       const struct cw_audit_anchor *anchor,
+		       struct cw_audit_verified *out, struct cw_error *err)
 {
-	struct chain c = { .expected = 1 };
+	struct chain c = { .expected = 1, .anchor = anchor };
 	char **files = NULL;
 	int *fds = NULL;
 	size_t n = 0, i;
 	int ret;
 
+	if (anchor && (!anchor->seq || !is_hash_hex(anchor->hash))) {
+		audit_err(err, path, 0,
+			  "an anchor is a seq of 1 or more and a SHA-256 in lowercase hex");
+		return -EINVAL;
+	}
 	ret = cw_audit_open_files(path, &files, &fds, &n, err);
 	for (i = 0; !ret && i < n; i++) {
 		ret = verify_file(&c, files[i], fds[i], err);
 		c.prev_path = files[i];
 	}
-	if (nrecords)
-		*nrecords = c.good;
+	if (!ret && anchor && !c.anchor_seen) {
+		ret = -EBADMSG;
+		audit_err(err, n ? files[n - 1] : path, (int)c.prev_lines,
+			  "missing: the log ends at seq %" PRIu64 ", before the anchored seq %" PRIu64 "; records were removed from its end",
+			  c.expected - 1, anchor->seq);
+	}
+	if (out) {
+		memset(out, 0, sizeof(*out));
+		out->records = c.good;
+		out->files = n;
+		out->last_seq = c.expected - 1;
+		memcpy(out->last_hash, c.prev_hash, sizeof(out->last_hash));
+	}
 	cw_audit_close_files(files, fds, n);
+	return ret;
+}
+
+int cw_audit_verify(const char *path, uint64_t *nrecords,
+		    struct cw_error *err)
+{
+	struct cw_audit_verified v;
+	int ret = cw_audit_verify_ex(path, NULL, &v, err);
+
+	if (nrecords)
+		*nrecords = v.records;
 	return ret;
 }

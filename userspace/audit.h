@@ -86,9 +86,30 @@ void cw_audit_close_files(char **files, int *fds, size_t n);
  * torn_before and continues the chain) is reported only when nothing worse is
  * found. *nrecords (may be NULL) gets the records that passed. Only the bytes
  * present when the check starts are read: records appended meanwhile are not.
- * The last line can be edited or dropped without a trace: keep the last hash
- * elsewhere to anchor the chain. */
+ * The last lines can be edited or dropped without a trace: keep the last
+ * seq and hash elsewhere and check them with cw_audit_verify_ex. */
 int cw_audit_verify(const char *path, uint64_t *nrecords,
 		    struct cw_error *err);
+
+/* A record known from elsewhere: its seq and the SHA-256 of its line. */
+struct cw_audit_anchor {
+	uint64_t seq;
+	char hash[65];
+};
+
+struct cw_audit_verified {
+	uint64_t records;	/* that passed */
+	size_t files;
+	uint64_t last_seq;	/* of the last record that passed */
+	char last_hash[65];	/* its SHA-256, to keep as the next anchor */
+};
+
+/* cw_audit_verify, and with an anchor also that the record with that seq
+ * is present with that hash: what was cut from the end of the log, or
+ * rewritten together with all that follows it, shows. -EINVAL for a
+ * malformed anchor. out (may be NULL) is filled in either case. */
+int cw_audit_verify_ex(const char *path,
+		       const struct cw_audit_anchor *anchor,
+		       struct cw_audit_verified *out, struct cw_error *err);
 
 #endif

@@ -191,3 +191,30 @@ make_log() {
 	assert_equal "$seqs" "$(seq "$(head -1 <<<"$seqs")" "$(tail -1 <<<"$seqs")")"
 	assert_equal "$(tail -1 "$T/follow")" "$(tail -1 "$AUDIT")"
 }
+
+@test "audit verify prints an anchor that shows records later cut from the end" {
+	make_log
+	run "$CW" audit verify "$AUDIT"
+	assert_success
+	anchor=$(sed -n 's/^anchor: //p' <<<"$output")
+	last=$(tail -1 "$AUDIT")
+	assert_equal "$anchor" "$(jq -r .seq <<<"$last"):$(printf '%s' "$last" | sha256sum | cut -d' ' -f1)"
+	# records appended later keep the anchor valid
+	mcp -- "$(call_json 9 true)"
+	run "$CW" audit verify --anchor "$anchor" "$AUDIT"
+	assert_success
+	assert_output --partial "through the anchor"
+	# the tail cut off cleanly: the chain alone cannot tell, the anchor can
+	nlines=$(wc -l <"$AUDIT")
+	head -n "$((${anchor%%:*} - 1))" "$AUDIT" >"$T/cut"
+	cp "$T/cut" "$AUDIT"
+	run "$CW" audit verify "$AUDIT"
+	assert_success
+	run "$CW" audit verify --anchor "$anchor" "$AUDIT"
+	assert_failure 1
+	assert_output --partial "missing: the log ends at seq $((${anchor%%:*} - 1)), before the anchored seq ${anchor%%:*}"
+	run "$CW" audit verify --anchor 12:nothex "$AUDIT"
+	assert_failure 2
+	assert_output --partial '--anchor wants SEQ:SHA256'
+	[ "$nlines" -gt "${anchor%%:*}" ]
+}

@@ -1345,6 +1345,60 @@ static void test_verify_while_rotating(void **state)
 	free(path);
 }
 
+/* An anchor kept elsewhere shows what was cut from the end or rewritten. */
+static void test_verify_anchor(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	struct cw_audit_anchor anchor = { 0 };
+	struct cw_audit_verified v;
+	struct cw_error err;
+	struct cw_audit *a;
+	struct lines l;
+
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 6, "orig");
+	assert_int_equal(0, cw_audit_verify_ex(path, NULL, &v, &err));
+	assert_int_equal(6, v.records);
+	assert_int_equal(6, v.last_seq);
+	assert_int_equal(1, v.files);
+	lines_read(path, &l);
+	{
+		char h[65];
+
+		sha_hex(l.v[5], l.len[5], h);
+		assert_string_equal(h, v.last_hash);
+	}
+	anchor.seq = v.last_seq;
+	memcpy(anchor.hash, v.last_hash, sizeof(anchor.hash));
+	/* More records after the anchor: still fine. */
+	write_n(a, 2, "more");
+	cw_audit_close(a);
+	assert_int_equal(0, cw_audit_verify_ex(path, &anchor, &v, &err));
+	assert_int_equal(8, v.records);
+
+	/* The last three lines cut: the plain check cannot tell. */
+	lines_write(path, &l, NULL, 5, true);
+	assert_int_equal(0, cw_audit_verify(path, NULL, &err));
+	assert_int_equal(-EBADMSG, cw_audit_verify_ex(path, &anchor, &v, &err));
+	assert_non_null(strstr(err.text, "ends at seq 5, before the anchored seq 6"));
+	assert_int_equal(5, err.line);
+
+	/* The anchored line rewritten (and everything after it). */
+	memcpy(strstr(l.v[5], "\"orig\""), "\"ORIG\"", 6);
+	lines_write(path, &l, NULL, 6, true);
+	assert_int_equal(0, cw_audit_verify(path, NULL, &err));
+	assert_int_equal(-EBADMSG, cw_audit_verify_ex(path, &anchor, &v, &err));
+	assert_int_equal(6, err.line);
+	assert_non_null(strstr(err.text, "the anchor says"));
+
+	/* A malformed anchor is refused. */
+	anchor.hash[0] = 'X';
+	assert_int_equal(-EINVAL, cw_audit_verify_ex(path, &anchor, &v, &err));
+	lines_free(&l);
+	free(path);
+}
+
 #define DIR_TEST(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
 
 int main(void)
@@ -1369,6 +1423,7 @@ int main(void)
 		DIR_TEST(test_verify_across_rotation),
 		DIR_TEST(test_rotation_after_torn_tail),
 		DIR_TEST(test_verify_while_rotating),
+		DIR_TEST(test_verify_anchor),
 	};
 	return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
 }
