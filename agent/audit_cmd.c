@@ -709,7 +709,7 @@ out:
 
 struct stats {
 	uint64_t records;
-	json_t *by_type, *verdicts, *limits;
+	json_t *by_type, *verdicts, *limits, *sources;
 	uint64_t net_denied, seccomp_records, seccomp_denied,
 		seccomp_suppressed, events_lost, calls;
 	bool seccomp_from_exit;
@@ -740,7 +740,9 @@ static int stats_line(void *ctx, json_t *rec, const char *line, size_t len,
 	struct stats *s = ctx;
 	const char *type = json_string_value(json_object_get(rec, "type"));
 	const char *ts = json_string_value(json_object_get(rec, "ts"));
+	json_t *srcs, *src;
 	const char *v;
+	size_t i;
 
 	(void)line;
 	(void)len;
@@ -770,8 +772,14 @@ static int stats_line(void *ctx, json_t *rec, const char *line, size_t len,
 	} else if (!strcmp(type, "exit")) {
 		s->calls++;
 		/* Kernel event sources count what they could not record. */
-		s->events_lost += (uint64_t)int_at(rec, "events_lost", NULL) +
-				  (uint64_t)int_at(rec, "trace", "lost");
+		s->events_lost += (uint64_t)int_at(rec, "events_lost", NULL);
+		/* Calls per kernel event source, "none" when none watched. */
+		srcs = json_object_get(rec, "sources");
+		if (json_is_array(srcs) && !json_array_size(srcs))
+			bump(s->sources, "none", 1);
+		json_array_foreach(srcs, i, src)
+			if (json_is_string(src))
+				bump(s->sources, json_string_value(src), 1);
 		if (json_is_object(json_object_get(rec, "seccomp"))) {
 			s->seccomp_from_exit = true;
 			s->seccomp_denied +=
@@ -820,7 +828,8 @@ static int cmd_stats(int argc, char **argv)
 	s.by_type = json_object();
 	s.verdicts = json_object();
 	s.limits = json_object();
-	if (!s.by_type || !s.verdicts || !s.limits)
+	s.sources = json_object();
+	if (!s.by_type || !s.verdicts || !s.limits || !s.sources)
 		goto out;
 	if (read_set(path, stats_line, &s, &rs)) {
 		ret = 1;
@@ -830,7 +839,7 @@ static int cmd_stats(int argc, char **argv)
 	/* Records written before exit records carried the count. */
 	if (!s.seccomp_from_exit)
 		s.seccomp_denied = s.seccomp_records;
-	o = json_pack("{s:s, s:I, s:I, s:s?, s:s?, s:I, s:O, s:O, s:I, s:O, s:{s:I, s:I, s:I}, s:I, s:I, s:b}",
+	o = json_pack("{s:s, s:I, s:I, s:s?, s:s?, s:I, s:O, s:O, s:I, s:O, s:{s:I, s:I, s:I}, s:I, s:O, s:I, s:b}",
 		      "log", path, "files", (json_int_t)nfiles, "records",
 		      (json_int_t)s.records, "first_ts",
 		      s.first_ts[0] ? s.first_ts : NULL, "last_ts",
@@ -841,7 +850,8 @@ static int cmd_stats(int argc, char **argv)
 		      (json_int_t)s.seccomp_denied, "recorded",
 		      (json_int_t)s.seccomp_records, "suppressed",
 		      (json_int_t)s.seccomp_suppressed, "events_lost",
-		      (json_int_t)s.events_lost, "unreadable_lines",
+		      (json_int_t)s.events_lost, "event_sources", s.sources,
+		      "unreadable_lines",
 		      (json_int_t)rs.bad_lines, "incomplete_last_line",
 		      rs.incomplete_tail);
 	if (!o)
@@ -878,6 +888,11 @@ static int cmd_stats(int argc, char **argv)
 		       s.seccomp_denied, s.seccomp_records,
 		       s.seccomp_suppressed);
 		printf("events lost       %" PRIu64 "\n", s.events_lost);
+		printf("event sources    ");
+		json_object_foreach(s.sources, k, val)
+			printf(" %s=%" JSON_INTEGER_FORMAT, k,
+			       json_integer_value(val));
+		printf("  (calls)\n");
 		printf("unreadable lines  %" PRIu64 "%s\n", rs.bad_lines,
 		       rs.incomplete_tail ? " (and an incomplete last line)" :
 					    "");
@@ -888,6 +903,7 @@ out:
 	json_decref(s.by_type);
 	json_decref(s.verdicts);
 	json_decref(s.limits);
+	json_decref(s.sources);
 	return ret;
 }
 

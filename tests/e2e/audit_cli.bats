@@ -157,6 +157,9 @@ make_log() {
 	assert_equal "$(jq -r .decisions.allow <<<"$output")" 2
 	assert_equal "$(jq -r .decisions.deny <<<"$output")" 1
 	assert_equal "$(jq -r .events_lost <<<"$output")" 0
+	# each call run counted once per event source (or as none)
+	assert_equal "$(jq '[.event_sources[]] | max' <<<"$output")" 2
+	assert_equal "$(jq -r '.event_sources | keys | join(",")' <<<"$output")" "$(jq -rs '[.[] | select(.type == "exit") | (if (.sources | length) == 0 then ["none"] else .sources end)[]] | unique | join(",")' "$AUDIT")"
 	assert_equal "$(jq -r .unreadable_lines <<<"$output")" 0
 	run "$CW" audit stats "$AUDIT"
 	assert_success

@@ -123,6 +123,8 @@ recs() {
 	# every open is either a record or a lost event
 	[ $((lost + recorded)) -ge 5000 ] || fail "lost $lost + recorded $recorded < 5000"
 	assert_equal "$(jq -r '.events.file' <<<"$exit_rec")" "$(recs "$inv" 'select(.type == "file")' | wc -l)"
+	# and audit stats reports them
+	assert_equal "$("$CW" audit stats --json "$AUDIT" | jq -r .events_lost)" "$lost"
 
 	# the twin: 1000 opens fit the default ring buffer whole
 	rm -f "$AUDIT"
