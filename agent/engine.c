@@ -1155,6 +1155,11 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		cw_trace_call_end(e->trace, tcall, &tst);
 		tcall = NULL;
 		r->audit_records += tctx.written;
+		r->execs = tst.exec;
+		r->files = tst.file;
+		r->events_lost = tst.lost;
+		r->src_bpf = cw_trace_enforces_files(e->trace);
+		r->src_fanotify = !r->src_bpf;
 	}
 	if (net_added) {
 		struct net_ctx nc = { e, r, cgid, 0 };
@@ -1278,7 +1283,7 @@ json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended)
 {
 	int code = r->run.term_signal ? 128 + r->run.term_signal :
 					r->run.exit_code;
-	json_t *o;
+	json_t *o, *a;
 
 	o = json_object();
 	if (!o)
@@ -1306,5 +1311,20 @@ json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended)
 				      "denials", "seccomp",
 				      (json_int_t)r->run.seccomp_denied, "net",
 				      (json_int_t)r->net_denied));
+	/* What the kernel event sources recorded, and what they could not. */
+	a = json_object_get(o, "audit");
+	if (a) {
+		json_t *src = json_array();
+
+		json_object_set_new(a, "execs", json_integer((json_int_t)r->execs));
+		json_object_set_new(a, "files", json_integer((json_int_t)r->files));
+		json_object_set_new(a, "events_lost",
+				    json_integer((json_int_t)r->events_lost));
+		if (src && r->src_bpf)
+			json_array_append_new(src, json_string("bpf_tracepoint"));
+		if (src && r->src_fanotify)
+			json_array_append_new(src, json_string("fanotify"));
+		json_object_set_new(a, "sources", src);
+	}
 	return o;
 }

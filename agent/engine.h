@@ -66,6 +66,10 @@ struct cw_call_result {
 	uint64_t audit_records;	/* records written for this call */
 	uint64_t net_connections; /* connections the command made */
 	uint64_t net_denied;	/* and those refused */
+	uint64_t execs, files;	/* kernel events recorded: programs executed,
+				 * file operations */
+	uint64_t events_lost;	/* kernel events that could not be recorded */
+	bool src_bpf, src_fanotify; /* the event sources in force */
 };
 
 /* Runs one call. Never fails as a function: every problem is an outcome. */

@@ -65,6 +65,11 @@ recs() {
 	assert_equal "$(jq -r '.events.exec' <<<"$exit_rec")" "$(recs "$inv" 'select(.type == "exec")' | wc -l)"
 	assert_equal "$(jq -r '.events.file' <<<"$exit_rec")" "$(recs "$inv" 'select(.type == "file")' | wc -l)"
 	assert_equal "$(recs "$inv" 'select(.type == "launch") | .sources')" '["bpf_tracepoint"]'
+	# and so does the result's audit summary
+	assert_equal "$(structured 1 audit.execs)" "$(jq -r '.events.exec' <<<"$exit_rec")"
+	assert_equal "$(structured 1 audit.files)" "$(jq -r '.events.file' <<<"$exit_rec")"
+	assert_equal "$(structured 1 audit.events_lost)" 0
+	assert_equal "$(resp 1 | jq -c .result.structuredContent.audit.sources)" '["bpf_tracepoint"]'
 	# all of them lie between the launch and the exit record
 	run recs "$inv" '.type'
 	assert_equal "${lines[1]}" '"launch"'
@@ -118,6 +123,7 @@ recs() {
 	assert_equal "$(structured 1 stdout)" done
 	exit_rec=$(recs "$inv" 'select(.type == "exit")')
 	lost=$(jq -r '.events_lost' <<<"$exit_rec")
+	assert_equal "$(structured 1 audit.events_lost)" "$lost"
 	recorded=$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname")' | wc -l)
 	[ "$lost" -gt 0 ] || fail "a 4 KiB ring buffer lost nothing of 5000 opens"
 	# every open is either a record or a lost event
@@ -204,6 +210,7 @@ recs() {
 	assert_equal "$(recs "$inv" 'select(.type == "launch") | .layers.bpf_trace')" false
 	assert_equal "$(recs "$inv" 'select(.type == "launch") | .sources')" '["fanotify"]'
 	assert_equal "$(recs "$inv" 'select(.type == "exit") | .sources')" '["fanotify"]'
+	assert_equal "$(resp 1 | jq -c .result.structuredContent.audit.sources)" '["fanotify"]'
 	for p in /usr/bin/cat /usr/bin/ls; do
 		[ "$(recs "$inv" "select(.type == \"exec\" and .filename == \"$p\") | .source")" = '"fanotify"' ] ||
 			fail "no fanotify exec record for $p"
@@ -223,4 +230,5 @@ recs() {
 	assert_equal "$(recs "$inv" 'select(.type == "launch") | .sources')" '[]'
 	assert_equal "$(recs "$inv" 'select(.type == "exit") | .sources')" '[]'
 	assert_equal "$(recs "$inv" 'select(.type == "exec" or .type == "file")')" ""
+	assert_equal "$(resp 1 | jq -c .result.structuredContent.audit.sources)" '[]'
 }
