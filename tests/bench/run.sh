@@ -46,7 +46,11 @@ ms=$(jq -r .duration_ms "$work/flood.out")
 awk -v ms="$ms" 'BEGIN { printf "seccomp_denials_per_s %.0f\n", 200000 / (ms / 1000) }' | tee "$work/flood"
 echo "   exit record: $(jq -c 'select(.type == "exit") | .seccomp' "$work/audit3.jsonl")"
 
-get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-seccomp" "$work/audit" "$work/audit-tmpfs" "$work/flood"; }
+echo
+echo "== kernel events: one call executing 2,000 processes and opening 200,000 files, traced and untraced"
+tests/bench/trace.sh "$B/cmdwarden" tests/bench/bench.json "$work" | tee "$work/trace"
+
+get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-seccomp" "$work/audit" "$work/audit-tmpfs" "$work/flood" "$work/trace"; }
 ratio=$(awk -v a="$(get agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 ratio_tmpfs=$(awk -v a="$(get tmpfs_agent_call_median_us)" -v b="$(get tmpfs_bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 echo
@@ -67,3 +71,6 @@ printf '  %-40s %12s\n' "  rotating every MiB" "$(get audit_records_per_s_rotati
 printf '  %-40s %12s\n' "  on tmpfs, synced per 100" "$(get tmpfs_audit_records_per_s_sync_per_100)"
 printf '  %-40s %12s\n' "audit verify, records/s" "$(get audit_verify_records_per_s)"
 printf '  %-40s %12s\n' "seccomp denials answered/s" "$(get seccomp_denials_per_s)"
+printf '  %-40s %12s\n' "kernel events recorded/s (one call)" "$(get trace_events_per_s)"
+printf '  %-40s %12s   target %s\n' "  events lost at the default ring buffer" "$(get trace_events_lost)" "0"
+printf '  %-40s %12s   target %s\n' "  wall-time overhead of tracing (%)" "$(get trace_overhead_pct)" "< 15"
