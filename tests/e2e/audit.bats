@@ -9,6 +9,10 @@ setup() {
 	cw_setup
 }
 
+teardown() {
+	if [ -n "${D:-}" ]; then rm -rf "$D"; fi
+}
+
 @test "every call leaves decision, launch and exit records sharing its invocation" {
 	mcp -- "$(call_json 1 'echo hi')" '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}'
 	inv=$(structured 1 invocation_id)
@@ -69,15 +73,15 @@ setup() {
 }
 
 @test "nothing runs when the audit log cannot be opened" {
-	d=$(public_dir)
-	run "$CW" exec --state-dir "$STATE" --audit /proc/cmdwarden-audit/audit.jsonl -- touch "$d/ran"
+	D=$(public_dir)
+	run "$CW" exec --state-dir "$STATE" --audit /proc/cmdwarden-audit/audit.jsonl -- touch "$D/ran"
 	assert_failure
 	assert_output --partial 'audit log'
-	[ ! -e "$d/ran" ]
+	[ ! -e "$D/ran" ]
 	# the twin with a writable log runs
-	run "$CW" exec --state-dir "$STATE" --audit "$AUDIT" -- touch "$d/ran"
+	run "$CW" exec --state-dir "$STATE" --audit "$AUDIT" -- touch "$D/ran"
 	assert_success
-	[ -e "$d/ran" ]
+	[ -e "$D/ran" ]
 }
 
 @test "a full disk makes the call fail closed with the reason" {

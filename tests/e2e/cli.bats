@@ -8,6 +8,10 @@ setup() {
 	cw_setup
 }
 
+teardown() {
+	if [ -n "${D:-}" ]; then rm -rf "$D"; fi
+}
+
 @test "check accepts the seed policy" {
 	run "$CW" check --policy "$ROOT/policies/e2b-run-command.json"
 	assert_success
@@ -57,12 +61,12 @@ JSON
 }
 
 @test "eval prints the verdict and the deciding rule without running anything" {
-	d=$(public_dir)
-	run "$CW" eval --policy "$ROOT/tests/e2e/policies/args.json" --tool run_command --args "{\"command\":\"rm -rf $d\"}"
+	D=$(public_dir)
+	run "$CW" eval --policy "$ROOT/tests/e2e/policies/args.json" --tool run_command --args "{\"command\":\"rm -rf $D\"}"
 	assert_failure 3
 	assert_equal "$(jq -r .verdict <<<"$output")" deny
 	assert_equal "$(jq -r .rule <<<"$output")" 'tools.run_command.deny_if[0]'
-	[ -d "$d" ]
+	[ -d "$D" ]
 	run "$CW" eval --tool run_command --args '{"command":"ls"}'
 	assert_success
 	assert_equal "$(jq -r .verdict <<<"$output")" allow

@@ -10,7 +10,8 @@ setup() {
 
 teardown() {
 	pkill -f 'sleep 1001' 2>/dev/null || true
-	rm -rf /tmp/cw-e2e.* 2>/dev/null || true
+	# only its own: other suites' directories may be in use
+	if [ -n "${D:-}" ]; then rm -rf "$D"; fi
 }
 
 @test "an allowed command runs and returns E2B-shaped output" {
@@ -181,9 +182,9 @@ JSON
 }
 
 @test "cwd narrows within the sandbox and is refused outside it" {
-	d=$(public_dir)
-	mcp -- "$(call_json 1 pwd "{\"cwd\":\"$d\"}")" "$(call_json 2 pwd '{"cwd":"/root"}')"
-	assert_equal "$(text 1 | jq -r .stdout)" "$d"
+	D=$(public_dir)
+	mcp -- "$(call_json 1 pwd "{\"cwd\":\"$D\"}")" "$(call_json 2 pwd '{"cwd":"/root"}')"
+	assert_equal "$(text 1 | jq -r .stdout)" "$D"
 	run text 2
 	assert_output --partial 'outside what the policy'
 }

@@ -14,6 +14,10 @@ setup() {
 	[ -x "$PROBE" ] || fail "sysprobe is not built; run make check"
 }
 
+teardown() {
+	if [ -n "${D:-}" ]; then rm -rf "$D"; fi
+}
+
 # probe_via PROFILE: runs sysprobe as root through cmdwarden with the
 # seccomp profile given ("default" or "none"); Landlock may execute it.
 probe_via() {
@@ -70,13 +74,13 @@ JSON
 #include <sys/syscall.h>
 int main(void) { return syscall(0x40000000 | SYS_getpid) < 0 ? 1 : 0; }
 C
-	d=$(public_dir)
-	gcc -O1 -o "$d/x32" "$T/x32.c"
+	D=$(public_dir)
+	gcc -O1 -o "$D/x32" "$T/x32.c"
 	cat >"$T/p.json" <<JSON
 {"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
-  "filesystem":{"exec":["/usr","/bin","$d"]}}}}}
+  "filesystem":{"exec":["/usr","/bin","$D"]}}}}}
 JSON
-	mcp --policy "$T/p.json" -- "$(call_json 1 "$d/x32; echo rc=\$?")"
+	mcp --policy "$T/p.json" -- "$(call_json 1 "$D/x32; echo rc=\$?")"
 	# bash reports a process killed by SIGSYS as status 159
 	assert_equal "$(text 1 | jq -r .stdout)" "rc=159"
 }
