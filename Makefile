@@ -5,7 +5,7 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 BUILD    ?= build
 CC       ?= gcc
-PKGS     := jansson libseccomp sqlite3 libsodium libbpf
+PKGS     := jansson libseccomp sqlite3 libsodium libbpf libmicrohttpd
 WERROR   ?= -Werror
 
 CFLAGS   ?= -O2 -g

@@ -28,10 +28,21 @@
 #define SEALED_TTL_US (300LL * 1000000)	/* beyond TCP's FIN timeouts */
 #define MAX_ENV_BYTES (64 * 1024)
 
-struct cw_engine {
+/* A policy and what it compiles to. Shared by the calls that use it and
+ * freed with the last of them, so a reload can replace it meanwhile. */
+struct cw_rules {
+	int refs;			/* atomic */
 	struct cw_policy *policy;
 	struct cw_seccomp_prog *seccomp;
 	struct cw_landlock *landlock;	/* NULL when the layer is off */
+};
+
+struct cw_engine {
+	/* Calls run one at a time: the per-call state below (the sealed
+	 * list, a rules' Landlock rebuild) is not shared between threads. */
+	pthread_mutex_t call_lock;
+	pthread_mutex_t rules_lock;	/* guards the swap of rules */
+	struct cw_rules *rules;		/* the default policy's */
 	struct cw_cgroup_root *cg;	/* NULL when the layer is off */
 	struct cw_cgroup_pool *pool;	/* call cgroups made and removed
 					 * off the calls' path; may be NULL */
@@ -294,7 +305,7 @@ static int open_trace(struct cw_engine *e, const struct cw_engine_opts *o,
 		e->trace = cw_trace_open(&to, &err);
 		if (e->trace)
 			return 0;
-		if (cw_policy_sandbox(e->policy)->require_layers &
+		if (cw_policy_sandbox(e->rules->policy)->require_layers &
 		    CW_LAYER_BPF_TRACE) {
 			cw_diag_add(diag, "", 0, 0, "", "eBPF tracing programs: %s",
 				    err.text);
@@ -330,23 +341,11 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 		cw_diag_add(diag, "", 0, 0, "", "out of memory");
 		return NULL;
 	}
-	e->policy = cw_engine_load_policy(o->policy_path, diag);
-	if (!e->policy)
+	pthread_mutex_init(&e->call_lock, NULL);
+	pthread_mutex_init(&e->rules_lock, NULL);
+	e->rules = cw_rules_load(o->policy_path, diag);
+	if (!e->rules)
 		goto fail;
-	e->seccomp = cw_seccomp_build(cw_policy_sandbox(e->policy), &err);
-	if (!e->seccomp) {
-		cw_diag_add(diag, "", 0, 0, "", "seccomp: %s", err.text);
-		goto fail;
-	}
-	if (layer_on(CW_LAYER_LANDLOCK)) {
-		e->landlock = cw_landlock_build(cw_policy_sandbox(e->policy),
-						cw_landlock_abi(), &err);
-		if (!e->landlock) {
-			cw_diag_add(diag, "", 0, 0, err.path, "landlock: %s",
-				    err.text);
-			goto fail;
-		}
-	}
 	if (layer_on(CW_LAYER_CGROUP)) {
 		json_t *d;
 
@@ -362,7 +361,7 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 		/* Without the pool each call makes its own: slower, same
 		 * enforcement. */
 		e->pool = cw_cgroup_pool_open(e->cg,
-					      cw_policy_sandbox(e->policy));
+					      cw_policy_sandbox(e->rules->policy));
 	}
 	/* Loaded and attached once; calls only update maps. */
 	if (layer_on(CW_LAYER_BPF_NET) && e->cg &&
@@ -442,15 +441,100 @@ void cw_engine_close(struct cw_engine *e)
 		sealed_expire(e, true);
 	cw_bpfnet_close(e->net);
 	cw_cgroup_close(e->cg);
-	cw_landlock_free(e->landlock);
-	cw_seccomp_free(e->seccomp);
-	cw_policy_free(e->policy);
+	cw_rules_put(e->rules);
+	pthread_mutex_destroy(&e->rules_lock);
+	pthread_mutex_destroy(&e->call_lock);
 	free(e);
 }
 
 const struct cw_policy *cw_engine_policy(const struct cw_engine *e)
 {
-	return e->policy;
+	return e->rules->policy;
+}
+
+struct cw_rules *cw_rules_load(const char *path, struct cw_diag *diag)
+{
+	struct cw_rules *r;
+	struct cw_error err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		cw_diag_add(diag, path ? path : "<embedded>", 0, 0, "",
+			    "out of memory");
+		return NULL;
+	}
+	r->refs = 1;
+	r->policy = cw_engine_load_policy(path, diag);
+	if (!r->policy)
+		goto fail;
+	r->seccomp = cw_seccomp_build(cw_policy_sandbox(r->policy), &err);
+	if (!r->seccomp) {
+		cw_diag_add(diag, r->policy->source, 0, 0, "", "seccomp: %s",
+			    err.text);
+		goto fail;
+	}
+	if (layer_on(CW_LAYER_LANDLOCK)) {
+		r->landlock = cw_landlock_build(cw_policy_sandbox(r->policy),
+						cw_landlock_abi(), &err);
+		if (!r->landlock) {
+			cw_diag_add(diag, r->policy->source, 0, 0, err.path,
+				    "landlock: %s", err.text);
+			goto fail;
+		}
+	}
+	return r;
+fail:
+	cw_rules_put(r);
+	return NULL;
+}
+
+struct cw_rules *cw_rules_get(struct cw_rules *r)
+{
+	if (r)
+		__atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+void cw_rules_put(struct cw_rules *r)
+{
+	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	cw_landlock_free(r->landlock);
+	cw_seccomp_free(r->seccomp);
+	cw_policy_free(r->policy);
+	free(r);
+}
+
+const struct cw_policy *cw_rules_policy(const struct cw_rules *r)
+{
+	return r->policy;
+}
+
+int cw_engine_audit(struct cw_engine *e, const char *type, json_t *fields,
+		    unsigned flags, struct cw_error *err)
+{
+	return cw_audit_write_flags(e->audit, type, NULL, fields, flags, err);
+}
+
+struct cw_rules *cw_engine_rules(struct cw_engine *e)
+{
+	struct cw_rules *r;
+
+	pthread_mutex_lock(&e->rules_lock);
+	r = cw_rules_get(e->rules);
+	pthread_mutex_unlock(&e->rules_lock);
+	return r;
+}
+
+void cw_engine_set_rules(struct cw_engine *e, struct cw_rules *r)
+{
+	struct cw_rules *old;
+
+	pthread_mutex_lock(&e->rules_lock);
+	old = e->rules;
+	e->rules = cw_rules_get(r);
+	pthread_mutex_unlock(&e->rules_lock);
+	cw_rules_put(old);
 }
 
 static bool path_under(const char *path, const char *dir)
@@ -895,7 +979,28 @@ static void audit_file_limits(struct cw_engine *e, struct cw_call_result *r,
 void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		    struct cw_call_result *r)
 {
-	const struct cw_sandbox *sb = cw_policy_sandbox(e->policy);
+	cw_engine_call_with(e, NULL, call, r);
+}
+
+static void call_locked(struct cw_engine *e, struct cw_rules *ru,
+			const struct cw_call *call, struct cw_call_result *r);
+
+void cw_engine_call_with(struct cw_engine *e, struct cw_rules *rules,
+			 const struct cw_call *call, struct cw_call_result *r)
+{
+	struct cw_rules *ru = rules ? cw_rules_get(rules) : cw_engine_rules(e);
+
+	pthread_mutex_lock(&e->call_lock);
+	call_locked(e, ru, call, r);
+	pthread_mutex_unlock(&e->call_lock);
+	cw_rules_put(ru);
+}
+
+static void call_locked(struct cw_engine *e, struct cw_rules *ru,
+			const struct cw_call *call, struct cw_call_result *r)
+{
+	const struct cw_sandbox *sb = cw_policy_sandbox(ru->policy);
+	struct cw_landlock *ll = NULL;
 	struct run_args ra = { 0 };
 	struct cw_spawn_opts so = { 0 };
 	struct launched launched = { 0 };
@@ -932,7 +1037,7 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	if (!invalid) {
 		/* No counter view: the reservation below checks the limits
 		 * and records the call in one transaction. */
-		ret = cw_decide(e->policy, call, NULL, now, &r->verdict);
+		ret = cw_decide(ru->policy, call, NULL, now, &r->verdict);
 		if (ret < 0) {
 			r->verdict.kind = CW_VERDICT_DENY;
 			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
@@ -1029,7 +1134,7 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	}
 
 	/* Rules name files as they were: rebuild when one was replaced. */
-	if (e->landlock && cw_landlock_stale(e->landlock)) {
+	if (ru->landlock && cw_landlock_stale(ru->landlock)) {
 		struct cw_landlock *fresh = cw_landlock_build(
 			sb, cw_landlock_abi(), &err);
 
@@ -1038,18 +1143,19 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 			fail(r, "could not rebuild the Landlock ruleset", &err);
 			goto out;
 		}
-		cw_landlock_free(e->landlock);
-		e->landlock = fresh;
+		cw_landlock_free(ru->landlock);
+		ru->landlock = fresh;
 	}
+	ll = ru->landlock;
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:s}", "tool",
 			call->tool, "user", sb->user, "shell", sb->shell,
 			"cwd", ra.has_cwd ? ra.cwd : sb->cwd, "timeout_ms",
 			(json_int_t)ra.timeout_ms, "layers",
 			cw_engine_layers(), "seccomp_profile",
 			sb->seccomp.profile);
-	if (rec && e->landlock)
+	if (rec && ll)
 		json_object_set_new(rec, "landlock",
-				    cw_landlock_describe(e->landlock));
+				    cw_landlock_describe(ll));
 	if (rec)
 		json_object_set_new(rec, "sources",
 				    e->trace && e->cg ?
@@ -1118,8 +1224,8 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 	so.cwd = ra.has_cwd ? ra.cwd : NULL;
 	so.env_extra = (const char *const *)ra.env;
 	so.timeout_ms = ra.timeout_ms;
-	so.seccomp = e->seccomp;
-	so.landlock = e->landlock;
+	so.seccomp = ru->seccomp;
+	so.landlock = ll;
 	if (cgc) {
 		so.cgroup_fd = cw_cgroup_call_fd(cgc);
 		so.into_cgroup = so.cgroup_fd >= 0;

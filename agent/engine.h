@@ -46,7 +46,32 @@ void cw_engine_lint(const struct cw_policy *p, struct cw_diag *warn);
 struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 				 struct cw_diag *diag);
 void cw_engine_close(struct cw_engine *e);
+/* The default policy at this moment (borrowed: valid until the next
+ * cw_engine_set_rules; threads that may race a reload use cw_engine_rules). */
 const struct cw_policy *cw_engine_policy(const struct cw_engine *e);
+
+/*
+ * Rules: a policy with the seccomp filter and Landlock ruleset it compiles
+ * to. Reference-counted, so a reload can replace them while calls still run
+ * under the old ones.
+ */
+struct cw_rules;
+
+/* cw_engine_load_policy plus the filter and ruleset; NULL with diag. */
+struct cw_rules *cw_rules_load(const char *path, struct cw_diag *diag);
+struct cw_rules *cw_rules_get(struct cw_rules *r);
+void cw_rules_put(struct cw_rules *r);
+const struct cw_policy *cw_rules_policy(const struct cw_rules *r);
+
+/* The default rules (a new reference), and their replacement (takes its own
+ * reference; calls already running keep the old ones). */
+struct cw_rules *cw_engine_rules(struct cw_engine *e);
+void cw_engine_set_rules(struct cw_engine *e, struct cw_rules *r);
+
+/* Writes a record that belongs to no call (a refused HTTP request, a
+ * reload); flags as for cw_audit_write_flags. 0 or -errno with err. */
+int cw_engine_audit(struct cw_engine *e, const char *type, json_t *fields,
+		    unsigned flags, struct cw_error *err);
 
 enum cw_outcome {
 	CW_OUTCOME_RAN = 0,	/* the command ran; see run */
@@ -72,9 +97,13 @@ struct cw_call_result {
 	bool src_bpf, src_fanotify; /* the event sources in force */
 };
 
-/* Runs one call. Never fails as a function: every problem is an outcome. */
+/* Runs one call under the default rules. Never fails as a function: every
+ * problem is an outcome. */
 void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		    struct cw_call_result *r);
+/* The same under given rules (NULL: the default), such as a grant's own. */
+void cw_engine_call_with(struct cw_engine *e, struct cw_rules *rules,
+			 const struct cw_call *call, struct cw_call_result *r);
 void cw_engine_result_free(struct cw_call_result *r);
 
 /* The E2B-shaped object {stdout, stderr, exit_code, sandboxId}; with

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * cmdwarden: command-line entry points.
- *   serve   MCP server (stdio)
+ *   serve   MCP server (stdio, or Streamable HTTP with --http)
  *   check   validate a policy
  *   eval    decide one call without running it
  *   exec    decide and run one command, print the E2B-shaped result
@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 #include "audit_cmd.h"
 #include "decide.h"
 #include "engine.h"
+#include "grant.h"
+#include "http_transport.h"
 #include "json.h"
 #include "mcp.h"
 #include "policy.h"
@@ -38,7 +41,8 @@ static void usage_main(FILE *f)
 		"usage: %s COMMAND [OPTIONS]\n"
 		"\n"
 		"commands:\n"
-		"  serve    serve MCP over stdio (run_command under the policy)\n"
+		"  serve    serve MCP over stdio or HTTP (run_command under the policy)\n"
+		"  token    make a bearer token for a grant of serve --http\n"
 		"  check    validate a policy file\n"
 		"  eval     decide one tool call without running it\n"
 		"  exec     decide and run one command, print its result as JSON\n"
@@ -80,7 +84,8 @@ struct common {
 
 enum { OPT_POLICY = 1000, OPT_STATE, OPT_AUDIT, OPT_AUDIT_MAX, OPT_RINGBUF,
        OPT_MAXREQ, OPT_TOOL, OPT_ARGS, OPT_GRANT, OPT_SESSION, OPT_CWD,
-       OPT_TIMEOUT, OPT_HELP };
+       OPT_TIMEOUT, OPT_HELP, OPT_HTTP, OPT_TOKENS, OPT_ORIGIN,
+       OPT_HTTP_TIMEOUT, OPT_MAXCONN };
 
 #define COMMON_OPTS                                                 \
 	{ "policy", required_argument, NULL, OPT_POLICY },          \
@@ -189,20 +194,93 @@ static struct cw_engine *open_engine(const struct common *co, bool warn_layers)
 	return e;
 }
 
+/* Serves HTTP until SIGINT or SIGTERM; SIGHUP reloads the token file and
+ * the policies. The signals are blocked in every thread and taken here. */
+static int serve_http(struct cw_engine *e, const struct cw_http_opts *ho)
+{
+	struct cw_http *h;
+	struct cw_diag d;
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	cw_diag_init(&d);
+	h = cw_http_start(e, ho, &d);
+	if (!h) {
+		print_diag(&d);
+		cw_diag_free(&d);
+		return 1;
+	}
+	fprintf(stderr, "%s serve: MCP on http://%s" CW_HTTP_PATH " (%zu allowed origins); SIGHUP reloads %s and the policies\n",
+		prog, cw_http_address(h), ho->norigins, ho->tokens_path);
+	for (;;) {
+		sig = sigwaitinfo(&set, NULL);
+		if (sig < 0 && errno == EINTR)
+			continue;
+		if (sig != SIGHUP)
+			break;
+		cw_diag_free(&d);
+		cw_diag_init(&d);
+		if (cw_http_reload(h, &d) == 0) {
+			print_diag_as(&d, "warning: ");
+			fprintf(stderr, "%s serve: reloaded %s and the policies\n",
+				prog, ho->tokens_path);
+		} else {
+			print_diag(&d);
+			fprintf(stderr, "%s serve: reload failed; still serving with the previous tokens and policies\n",
+				prog);
+		}
+	}
+	fprintf(stderr, "%s serve: stopping; calls in progress finish first\n",
+		prog);
+	cw_http_stop(h);
+	cw_diag_free(&d);
+	return 0;
+}
+
+static int parse_count(const char *opt, const char *v, unsigned min,
+		       unsigned max, unsigned *out)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || !*v || n < min || n > max) {
+		fprintf(stderr, "%s serve: %s wants a whole number from %u to %u, got \"%s\"\n",
+			prog, opt, min, max, v);
+		return -EINVAL;
+	}
+	*out = (unsigned)n;
+	return 0;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		COMMON_OPTS,
 		{ "max-request", required_argument, NULL, OPT_MAXREQ },
+		{ "http", required_argument, NULL, OPT_HTTP },
+		{ "tokens", required_argument, NULL, OPT_TOKENS },
+		{ "allow-origin", required_argument, NULL, OPT_ORIGIN },
+		{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
+		{ "max-connections", required_argument, NULL, OPT_MAXCONN },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct common co = { 0 };
+	struct cw_http_opts ho = { 0 };
+	const char *origins[64];
 	size_t max_request = CW_DEFAULT_MAX_REQUEST;
 	struct cw_engine *e;
 	struct cw_mcp *m;
 	char *end;
 	int c, ret;
 
+	ho.origins = origins;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (common_opt(c, &co))
 			continue;
@@ -216,12 +294,50 @@ static int cmd_serve(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case OPT_HTTP:
+			ho.listen = optarg;
+			break;
+		case OPT_TOKENS:
+			ho.tokens_path = optarg;
+			break;
+		case OPT_ORIGIN:
+			if (ho.norigins == CW_ARRAY_SIZE(origins)) {
+				fprintf(stderr, "%s serve: at most %zu --allow-origin\n",
+					prog, CW_ARRAY_SIZE(origins));
+				return 2;
+			}
+			origins[ho.norigins++] = optarg;
+			break;
+		case OPT_HTTP_TIMEOUT:
+			if (parse_count("--http-timeout", optarg, 1, 3600,
+					&ho.timeout_s) < 0)
+				return 2;
+			break;
+		case OPT_MAXCONN:
+			if (parse_count("--max-connections", optarg, 1, 4096,
+					&ho.max_connections) < 0)
+				return 2;
+			break;
 		case OPT_HELP:
-			printf("usage: %s serve [OPTIONS]\n\n"
-			       "Serves MCP (JSON-RPC 2.0, one message per line) on stdin/stdout.\n"
+			printf("usage: %s serve [OPTIONS]\n"
+			       "       %s serve --http [HOST:]PORT --tokens FILE [OPTIONS]\n\n"
+			       "Serves MCP (JSON-RPC 2.0) on stdin/stdout, one message per line, or with\n"
+			       "--http as MCP Streamable HTTP at http://HOST:PORT" CW_HTTP_PATH ".\n"
 			       "Diagnostics go to stderr.\n\n%s"
-			       "  --max-request N   largest request in bytes (default %d)\n",
-			       prog, common_help, CW_DEFAULT_MAX_REQUEST);
+			       "  --max-request N   largest request in bytes (default %d)\n"
+			       "  --http [HOST:]PORT  listen for HTTP (HOST defaults to " CW_HTTP_DEFAULT_HOST ";\n"
+			       "                    [IPv6]:PORT; port 0 picks a free one)\n"
+			       "  --tokens FILE     grants and the SHA-256 of their bearer tokens (mode 0600)\n"
+			       "  --allow-origin O  a browser Origin allowed to call (repeatable; requests\n"
+			       "                    with any other Origin get 403; without one they pass)\n"
+			       "  --http-timeout S  idle connections close, and a body must arrive, within\n"
+			       "                    S seconds (default %d)\n"
+			       "  --max-connections N  connections at once (default %d)\n\n"
+			       "With --http, SIGHUP reloads the token file and the policies (all or\n"
+			       "nothing: a reload that fails keeps the running ones and says why).\n",
+			       prog, prog, common_help, CW_DEFAULT_MAX_REQUEST,
+			       CW_HTTP_DEFAULT_TIMEOUT_S,
+			       CW_HTTP_DEFAULT_MAX_CONNECTIONS);
 			return 0;
 		default:
 			return 2;
@@ -229,9 +345,32 @@ static int cmd_serve(int argc, char **argv)
 	}
 	if (co.bad)
 		return 2;
+	if (optind < argc) {
+		fprintf(stderr, "%s serve: unexpected argument \"%s\"\n", prog,
+			argv[optind]);
+		return 2;
+	}
+	if (ho.listen && !ho.tokens_path) {
+		fprintf(stderr, "%s serve: --http needs --tokens FILE: every HTTP caller must present a grant's bearer token (see %s token --help)\n",
+			prog, prog);
+		return 2;
+	}
+	if (!ho.listen && (ho.tokens_path || ho.norigins || ho.timeout_s ||
+			   ho.max_connections)) {
+		fprintf(stderr, "%s serve: --tokens, --allow-origin, --http-timeout and --max-connections only go with --http\n",
+			prog);
+		return 2;
+	}
 	e = open_engine(&co, true);
 	if (!e)
 		return 1;
+	if (ho.listen) {
+		ho.policy_path = co.policy;
+		ho.max_request = max_request;
+		ret = serve_http(e, &ho);
+		cw_engine_close(e);
+		return ret;
+	}
 	m = cw_mcp_new(e, "local", "");
 	if (!m) {
 		cw_engine_close(e);
@@ -244,6 +383,36 @@ static int cmd_serve(int argc, char **argv)
 	cw_mcp_free(m);
 	cw_engine_close(e);
 	return ret < 0 ? 1 : 0;
+}
+
+static int cmd_token(int argc, char **argv)
+{
+	char token[65], hash[65];
+	json_t *entry;
+	char *s;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+			printf("usage: %s token NAME\n\n"
+			       "Makes a random bearer token for the grant NAME. Prints the token (give\n"
+			       "it to the caller; it is not stored anywhere) and then the entry to put\n"
+			       "under \"grants\" in the token file of serve --http, which holds only its\n"
+			       "SHA-256. Add \"policy\": FILE to the entry for a policy of the grant's own.\n",
+			       prog);
+			return 0;
+		}
+		fprintf(stderr, "usage: %s token NAME\n", prog);
+		return 2;
+	}
+	cw_grants_new_token(token, hash);
+	entry = json_pack("{s:{s:s}}", argv[1], "token_sha256", hash);
+	s = entry ? json_dumps(entry, JSON_COMPACT) : NULL;
+	json_decref(entry);
+	if (!s)
+		return 1;
+	printf("%s\n%s\n", token, s);
+	free(s);
+	return 0;
 }
 
 static int cmd_check(int argc, char **argv)
@@ -604,6 +773,8 @@ int main(int argc, char **argv)
 		return cmd_serve(argc, argv);
 	if (strcmp(cmd, "check") == 0)
 		return cmd_check(argc, argv);
+	if (strcmp(cmd, "token") == 0)
+		return cmd_token(argc, argv);
 	if (strcmp(cmd, "eval") == 0)
 		return cmd_eval(argc, argv);
 	if (strcmp(cmd, "exec") == 0)

@@ -17,6 +17,8 @@ struct cw_mcp {
 	struct cw_engine *engine;
 	char *grant;
 	char *session;
+	cw_mcp_rules_fn rules_fn;
+	void *rules_ctx;
 	bool initialized;	/* initialize answered */
 	char version[16];	/* negotiated protocol version */
 };
@@ -37,6 +39,22 @@ struct cw_mcp *cw_mcp_new(struct cw_engine *e, const char *grant,
 		return NULL;
 	}
 	return m;
+}
+
+void cw_mcp_set_rules_source(struct cw_mcp *m, cw_mcp_rules_fn fn,
+			     void *ctx)
+{
+	m->rules_fn = fn;
+	m->rules_ctx = ctx;
+}
+
+/* The rules for this request: a new reference, never NULL. */
+static struct cw_rules *rules_now(struct cw_mcp *m)
+{
+	struct cw_rules *r = m->rules_fn ? m->rules_fn(m->rules_ctx, m->grant) :
+					   NULL;
+
+	return r ? r : cw_engine_rules(m->engine);
 }
 
 void cw_mcp_free(struct cw_mcp *m)
@@ -162,6 +180,7 @@ static json_t *tool_error(const char *text)
 static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params)
 {
 	struct cw_call_result r;
+	struct cw_rules *rules;
 	struct cw_call call;
 	json_t *args, *res = NULL, *js;
 	const char *name;
@@ -179,7 +198,9 @@ static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params)
 	call.args = args;
 	call.grant = m->grant;
 	call.session = m->session;
-	cw_engine_call(m->engine, &call, &r);
+	rules = rules_now(m);
+	cw_engine_call_with(m->engine, rules, &call, &r);
+	cw_rules_put(rules);
 	switch (r.outcome) {
 	case CW_OUTCOME_RAN:
 		js = cw_engine_result_json(&r, false);
@@ -268,10 +289,13 @@ json_t *cw_mcp_handle(struct cw_mcp *m, json_t *msg)
 	     strcmp(method, "tools/call") == 0))
 		return cw_mcp_error(id, CW_JSONRPC_INVALID_REQUEST,
 				    "the session is not initialized: send initialize first");
-	if (strcmp(method, "tools/list") == 0)
-		return result(id, json_pack("{s:o}", "tools",
-					    cw_mcp_tools(cw_engine_policy(
-						    m->engine))));
+	if (strcmp(method, "tools/list") == 0) {
+		struct cw_rules *rules = rules_now(m);
+		json_t *tools = cw_mcp_tools(cw_rules_policy(rules));
+
+		cw_rules_put(rules);
+		return result(id, json_pack("{s:o}", "tools", tools));
+	}
 	if (strcmp(method, "tools/call") == 0)
 		return do_call(m, id, params);
 	return cw_mcp_error(id, CW_JSONRPC_METHOD_NOT_FOUND,

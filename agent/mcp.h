@@ -27,6 +27,13 @@ struct cw_mcp *cw_mcp_new(struct cw_engine *e, const char *grant,
 			  const char *session_id);
 void cw_mcp_free(struct cw_mcp *m);
 
+/* Where a session finds the rules of its grant, asked at every request so
+ * that a reload takes effect in sessions already open: a new reference, or
+ * NULL for the engine's default rules. Without it, always the default. */
+typedef struct cw_rules *(*cw_mcp_rules_fn)(void *ctx, const char *grant);
+void cw_mcp_set_rules_source(struct cw_mcp *m, cw_mcp_rules_fn fn,
+			     void *ctx);
+
 /* Handles one message as raw bytes (parse errors answered with -32700).
  * Returns the response to send (new reference) or NULL when none is due
  * (notifications, responses). */

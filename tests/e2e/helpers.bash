@@ -67,3 +67,78 @@ public_dir() {
 	chmod 0777 "$d"
 	echo "$d"
 }
+
+# ---- MCP over HTTP -------------------------------------------------------
+
+# make_tokens NAME[=POLICY]... : a token file at $T/tokens.json (0600) with
+# a fresh token per grant, exported as TOKEN_<NAME>.
+make_tokens() {
+	local spec name policy out grants='{}'
+	for spec in "$@"; do
+		name=${spec%%=*}
+		policy=
+		[ "$spec" != "$name" ] && policy=${spec#*=}
+		out=$("$CW" token "$name")
+		printf -v "TOKEN_$name" '%s' "$(sed -n 1p <<<"$out")"
+		grants=$(jq -c --argjson e "$(sed -n 2p <<<"$out")" --arg p "$policy" \
+			'. + ($e | map_values(if $p != "" then . + {policy: $p} else . end))' <<<"$grants")
+	done
+	(umask 077 && jq -n --argjson g "$grants" '{grants: $g}' >"$T/tokens.json")
+}
+
+# http_start [SERVE_ARGS...] : serve --http on a free loopback port with
+# $T/tokens.json; sets HTTP_PID and URL. Stop it with http_stop.
+http_start() {
+	local i port=
+	"$CW" serve --http 127.0.0.1:0 --tokens "$T/tokens.json" \
+		--state-dir "$STATE" --audit "$AUDIT" "$@" \
+		>"$T/http.out" 2>"$T/http.err" 3>&- </dev/null &
+	HTTP_PID=$!
+	for i in $(seq 100); do
+		port=$(sed -n 's|.*MCP on http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$T/http.err")
+		[ -n "$port" ] && break
+		kill -0 "$HTTP_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -n "$port" ] || fail "serve --http did not start: $(cat "$T/http.err")"
+	URL="http://127.0.0.1:$port/mcp"
+}
+
+http_stop() {
+	if [ -n "${HTTP_PID:-}" ]; then
+		kill "$HTTP_PID" 2>/dev/null || true
+		wait "$HTTP_PID" 2>/dev/null || true
+		HTTP_PID=
+	fi
+}
+
+# req METHOD TOKEN [SESSION] [BODY] [CURL_ARGS...] : one request; prints the
+# status, leaves the headers in $T/h and the body in $T/b. $ACCEPT replaces
+# the Accept header a conforming client sends.
+req() {
+	local method=$1 token=$2 session=${3:-} body=${4:-} args=()
+	shift 4 2>/dev/null || shift $#
+	[ -n "$token" ] && args+=(-H "Authorization: Bearer $token")
+	[ -n "$session" ] && args+=(-H "Mcp-Session-Id: $session")
+	[ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
+	curl -sS -X "$method" -o "$T/b" -D "$T/h" -w '%{http_code}' \
+		-H "Accept: ${ACCEPT:-application/json, text/event-stream}" "${args[@]}" "$@" "$URL"
+}
+
+# header NAME : a header of the last response
+header() {
+	tr -d '\r' <"$T/h" | sed -n "s/^$1: //Ip" | tail -1
+}
+
+# http_init TOKEN : initializes a session; prints its id
+http_init() {
+	local code
+	code=$(req POST "$1" "" "$INIT") || return 1
+	[ "$code" = 200 ] || { echo "initialize: HTTP $code $(cat "$T/b")" >&2; return 1; }
+	header Mcp-Session-Id
+}
+
+# sse_data : the JSON of the data lines of an SSE body in $T/b
+sse_data() {
+	sed -n 's/^data: //p' "$T/b"
+}

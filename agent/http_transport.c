@@ -1,0 +1,1107 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <microhttpd.h>
+#include <sodium.h>
+
+#include "audit.h"
+#include "grant.h"
+#include "http_transport.h"
+#include "json.h"
+#include "mcp.h"
+
+/* An SSE stream with nothing to say sends a comment this often, so proxies
+ * keep it open and a client that went away is noticed. */
+#define KEEPALIVE_S 15
+
+static const char *const versions[] = { "2025-11-25", "2025-06-18",
+					"2025-03-26" };
+
+/* What the token file and the policies say, as one snapshot: requests take
+ * a reference, a reload swaps it whole. */
+struct config {
+	int refs;			/* atomic */
+	struct cw_grants *grants;
+	struct cw_rules **rules;	/* per grant; NULL: the default */
+};
+
+struct session {
+	struct session *next;
+	int refs;			/* under sess_lock */
+	bool gone;			/* deleted or expired */
+	char id[33];
+	char grant[CW_GRANT_NAME_MAX + 1];
+	struct cw_mcp *mcp;
+	int64_t last_used_us;		/* under sess_lock */
+};
+
+struct cw_http {
+	struct cw_engine *engine;
+	struct MHD_Daemon *daemon;
+	char *tokens_path;
+	char *policy_path;
+	char **origins;
+	size_t norigins;
+	size_t max_request;
+	unsigned timeout_s;
+	unsigned max_connections;
+	unsigned max_sessions;
+	int64_t session_idle_us;
+	uint16_t port;
+	char address[80];
+
+	pthread_mutex_t cfg_lock;	/* guards cfg, and serializes reloads */
+	struct config *cfg;
+
+	pthread_mutex_t sess_lock;	/* guards the session list */
+	struct session *sessions;
+	unsigned nsessions;
+
+	pthread_mutex_t work_lock;	/* guards nworkers */
+	pthread_cond_t work_done;
+	unsigned nworkers;		/* SSE calls still running */
+};
+
+/* One HTTP request, from its headers to its completion. */
+struct request {
+	int64_t started_us;
+	struct config *cfg;
+	int grant;			/* index in cfg->grants */
+	struct cw_buf body;
+	bool too_large;
+	bool sse_ok;			/* the client accepts text/event-stream */
+};
+
+/* ---- configuration ------------------------------------------------------ */
+
+static void config_put(struct config *c)
+{
+	size_t i;
+
+	if (!c || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	for (i = 0; c->rules && i < cw_grants_count(c->grants); i++)
+		cw_rules_put(c->rules[i]);
+	free(c->rules);
+	cw_grants_free(c->grants);
+	free(c);
+}
+
+static struct config *config_now(struct cw_http *h)
+{
+	struct config *c;
+
+	pthread_mutex_lock(&h->cfg_lock);
+	c = h->cfg;
+	__atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&h->cfg_lock);
+	return c;
+}
+
+/* Loads the token file and each grant's policy (a file named by several
+ * grants is loaded once). NULL with diag. */
+static struct config *config_load(const char *tokens, struct cw_diag *diag)
+{
+	struct config *c = calloc(1, sizeof(*c));
+	size_t i, j, n, before = diag->n;
+
+	if (!c) {
+		cw_diag_add(diag, tokens, 0, 0, "", "out of memory");
+		return NULL;
+	}
+	c->refs = 1;
+	c->grants = cw_grants_load(tokens, diag);
+	if (!c->grants)
+		goto fail;
+	n = cw_grants_count(c->grants);
+	c->rules = calloc(n + 1, sizeof(*c->rules));
+	if (!c->rules) {
+		cw_diag_add(diag, tokens, 0, 0, "", "out of memory");
+		goto fail;
+	}
+	for (i = 0; i < n; i++) {
+		const char *p = cw_grants_policy(c->grants, i);
+
+		if (!p)
+			continue;
+		for (j = 0; j < i; j++) {
+			const char *q = cw_grants_policy(c->grants, j);
+
+			if (q && c->rules[j] && strcmp(p, q) == 0) {
+				c->rules[i] = cw_rules_get(c->rules[j]);
+				break;
+			}
+		}
+		if (!c->rules[i])
+			c->rules[i] = cw_rules_load(p, diag);
+	}
+	if (diag->n > before)
+		goto fail;
+	return c;
+fail:
+	config_put(c);
+	return NULL;
+}
+
+/* cw_mcp_rules_fn: the rules of a grant in the configuration of now. */
+static struct cw_rules *rules_for(void *ctx, const char *grant)
+{
+	struct cw_http *h = ctx;
+	struct config *c = config_now(h);
+	struct cw_rules *r = NULL;
+	size_t i;
+
+	for (i = 0; i < cw_grants_count(c->grants); i++)
+		if (strcmp(cw_grants_name(c->grants, i), grant) == 0) {
+			r = cw_rules_get(c->rules[i]);
+			break;
+		}
+	config_put(c);
+	return r;
+}
+
+/* ---- sessions ----------------------------------------------------------- */
+
+static void session_put(struct cw_http *h, struct session *s)
+{
+	bool free_it;
+
+	pthread_mutex_lock(&h->sess_lock);
+	free_it = --s->refs == 0;
+	pthread_mutex_unlock(&h->sess_lock);
+	if (free_it) {
+		cw_mcp_free(s->mcp);
+		free(s);
+	}
+}
+
+/* Unlinks s; sess_lock held. Its memory goes with its last reference. */
+static void session_unlink(struct cw_http *h, struct session *s)
+{
+	struct session **pp;
+
+	for (pp = &h->sessions; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			s->gone = true;
+			h->nsessions--;
+			break;
+		}
+}
+
+/* Ends sessions idle too long; sess_lock held. Returns how many. */
+static unsigned sessions_expire(struct cw_http *h, int64_t now)
+{
+	struct session *s = h->sessions, *next;
+	unsigned n = 0;
+
+	for (; s; s = next) {
+		next = s->next;
+		if (s->refs == 1 && now - s->last_used_us > h->session_idle_us) {
+			session_unlink(h, s);
+			if (--s->refs == 0) {
+				cw_mcp_free(s->mcp);
+				free(s);
+			}
+			n++;
+		}
+	}
+	return n;
+}
+
+/* The session with this id of this grant (a new reference), or NULL. */
+static struct session *session_find(struct cw_http *h, const char *id,
+				    const char *grant)
+{
+	struct session *s;
+	size_t n = strlen(id);
+
+	if (n != sizeof(s->id) - 1)
+		return NULL;
+	pthread_mutex_lock(&h->sess_lock);
+	for (s = h->sessions; s; s = s->next)
+		if (sodium_memcmp(s->id, id, n) == 0)
+			break;
+	/* Another grant's session is as unknown as a made-up one. */
+	if (s && strcmp(s->grant, grant) != 0)
+		s = NULL;
+	if (s) {
+		s->refs++;
+		s->last_used_us = cw_mono_us();
+	}
+	pthread_mutex_unlock(&h->sess_lock);
+	return s;
+}
+
+/* A session not yet listed, or NULL (ENOMEM). */
+static struct session *session_new(struct cw_http *h, const char *grant)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	unsigned char raw[16];
+
+	if (!s)
+		return NULL;
+	randombytes_buf(raw, sizeof(raw));
+	sodium_bin2hex(s->id, sizeof(s->id), raw, sizeof(raw));
+	snprintf(s->grant, sizeof(s->grant), "%s", grant);
+	s->mcp = cw_mcp_new(h->engine, grant, s->id);
+	if (!s->mcp) {
+		free(s);
+		return NULL;
+	}
+	cw_mcp_set_rules_source(s->mcp, rules_for, h);
+	s->refs = 1;
+	return s;
+}
+
+/* Lists s (taking over the caller's reference as the list's own and
+ * giving the caller another); -EAGAIN when the table is full. */
+static int session_add(struct cw_http *h, struct session *s)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&h->sess_lock);
+	if (h->nsessions >= h->max_sessions)
+		sessions_expire(h, cw_mono_us());
+	if (h->nsessions >= h->max_sessions) {
+		ret = -EAGAIN;
+	} else {
+		s->next = h->sessions;
+		h->sessions = s;
+		h->nsessions++;
+		s->refs++;
+		s->last_used_us = cw_mono_us();
+	}
+	pthread_mutex_unlock(&h->sess_lock);
+	return ret;
+}
+
+/* ---- responses ---------------------------------------------------------- */
+
+static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status,
+				 const char *type, char *body,
+				 const char *session_id)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(body ? strlen(body) : 0, body,
+					    body ? MHD_RESPMEM_MUST_FREE :
+						   MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	if (type)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (session_id)
+		MHD_add_response_header(r, "Mcp-Session-Id", session_id);
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer realm=\"cmdwarden\"");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
+					"POST, DELETE");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status,
+				 json_t *msg, const char *session_id)
+{
+	char *s = msg ? cw_json_compact(msg) : NULL;
+
+	json_decref(msg);
+	if (!s)
+		return MHD_NO;
+	return send_body(c, status, "application/json", s, session_id);
+}
+
+/* An HTTP refusal: status plus a JSON-RPC error saying why. */
+static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status,
+			      int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status,
+			      int code, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return send_json(c, status, cw_mcp_error(NULL, code, "%s", msg), NULL);
+}
+
+static void client_address(struct MHD_Connection *c, char *buf, size_t len)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	char host[INET6_ADDRSTRLEN] = "", port[8] = "";
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	snprintf(buf, len, "unknown");
+	if (!sa)
+		return;
+	if (getnameinfo(sa,
+			sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+						    sizeof(struct sockaddr_in),
+			host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+		snprintf(buf, len, sa->sa_family == AF_INET6 ? "[%s]:%s" :
+							       "%s:%s",
+			 host, port);
+}
+
+/* Refusals of who is asking (token, origin) are audited. The record's
+ * sync is left to the next synced record: a caller without a token must
+ * not be able to make the agent flush its disk at will. */
+static enum MHD_Result refuse_audited(struct cw_http *h,
+				      struct MHD_Connection *c,
+				      unsigned status, const char *method,
+				      const char *why, const char *origin)
+{
+	struct cw_error err;
+	char remote[80];
+	json_t *rec;
+
+	client_address(c, remote, sizeof(remote));
+	rec = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s}", "event", "refused",
+			"status", (int)status, "reason", why, "remote", remote,
+			"method", method, "path", CW_HTTP_PATH);
+	if (rec && origin)
+		json_object_set_new(rec, "origin", cw_json_bytes(origin,
+								 strlen(origin)));
+	if (!rec ||
+	    cw_engine_audit(h->engine, "access", rec, CW_AUDIT_DEFER_SYNC,
+			    &err) < 0)
+		fprintf(stderr, "cmdwarden serve: could not audit a refused request from %s: %s\n",
+			remote, rec ? err.text : "out of memory");
+	json_decref(rec);
+	return refuse(c, status, CW_JSONRPC_INVALID_REQUEST, "%s", why);
+}
+
+/* ---- SSE streams -------------------------------------------------------- */
+
+/* The answer to one tools/call as an SSE stream. The call runs in its own
+ * thread; the connection's thread waits for what it writes, sending
+ * keepalive comments meanwhile. Either side may finish first. */
+struct stream {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int refs;			/* under lock: worker + response */
+	struct cw_buf out;		/* bytes not yet sent start at sent */
+	size_t sent;
+	bool done;			/* the worker wrote everything */
+	struct cw_http *h;
+	struct session *s;
+	json_t *msg;
+};
+
+static void stream_put(struct stream *st)
+{
+	bool free_it;
+
+	pthread_mutex_lock(&st->lock);
+	free_it = --st->refs == 0;
+	pthread_mutex_unlock(&st->lock);
+	if (!free_it)
+		return;
+	cw_buf_free(&st->out);
+	pthread_cond_destroy(&st->cond);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+static void *stream_worker(void *arg)
+{
+	struct stream *st = arg;
+	struct cw_http *h = st->h;
+	json_t *resp = cw_mcp_handle(st->s->mcp, st->msg);
+	char *s = resp ? cw_json_compact(resp) : NULL;
+
+	json_decref(resp);
+	json_decref(st->msg);
+	pthread_mutex_lock(&st->lock);
+	if (s) {
+		cw_buf_append(&st->out, "event: message\ndata: ", 21);
+		cw_buf_append(&st->out, s, strlen(s));
+		cw_buf_append(&st->out, "\n\n", 2);
+	}
+	st->done = true;
+	pthread_cond_broadcast(&st->cond);
+	pthread_mutex_unlock(&st->lock);
+	free(s);
+	session_put(h, st->s);
+	stream_put(st);
+	pthread_mutex_lock(&h->work_lock);
+	if (--h->nworkers == 0)
+		pthread_cond_broadcast(&h->work_done);
+	pthread_mutex_unlock(&h->work_lock);
+	return NULL;
+}
+
+/* MHD_ContentReaderCallback. With a thread per connection it may block. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	static const char keepalive[] = ": keepalive\n\n";
+	struct stream *st = cls;
+	struct timespec until;
+	ssize_t n;
+
+	(void)pos;
+	pthread_mutex_lock(&st->lock);
+	while (st->out.len == st->sent && !st->done) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += KEEPALIVE_S;
+		if (pthread_cond_timedwait(&st->cond, &st->lock, &until) ==
+			    ETIMEDOUT &&
+		    st->out.len == st->sent && !st->done) {
+			pthread_mutex_unlock(&st->lock);
+			n = (ssize_t)(sizeof(keepalive) - 1 < max ?
+					      sizeof(keepalive) - 1 : max);
+			memcpy(buf, keepalive, (size_t)n);
+			return n;
+		}
+	}
+	if (st->out.len == st->sent) {
+		pthread_mutex_unlock(&st->lock);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	n = (ssize_t)(st->out.len - st->sent < max ? st->out.len - st->sent :
+						      max);
+	memcpy(buf, st->out.data + st->sent, (size_t)n);
+	st->sent += (size_t)n;
+	if (st->sent == st->out.len)
+		st->out.len = st->sent = 0;
+	pthread_mutex_unlock(&st->lock);
+	return n;
+}
+
+static void stream_release(void *cls)
+{
+	stream_put(cls);
+}
+
+/* Answers a tools/call with an SSE stream; takes msg and the reference
+ * on s. */
+static enum MHD_Result send_stream(struct cw_http *h, struct MHD_Connection *c,
+				   struct session *s, json_t *msg)
+{
+	struct MHD_Response *r;
+	struct stream *st;
+	pthread_attr_t attr;
+	pthread_t t;
+	enum MHD_Result ret;
+	bool busy;
+
+	pthread_mutex_lock(&h->work_lock);
+	busy = h->nworkers >= h->max_connections;
+	if (!busy)
+		h->nworkers++;
+	pthread_mutex_unlock(&h->work_lock);
+	if (busy) {
+		json_decref(msg);
+		session_put(h, s);
+		return refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			      CW_JSONRPC_INTERNAL_ERROR,
+			      "too many calls in progress (%u); retry later",
+			      h->max_connections);
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		goto nomem;
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_cond_init(&st->cond, NULL);
+	st->refs = 2;
+	st->h = h;
+	st->s = s;
+	st->msg = msg;
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
+					      stream_read, st, stream_release);
+	if (!r) {
+		pthread_cond_destroy(&st->cond);
+		pthread_mutex_destroy(&st->lock);
+		free(st);
+		goto nomem;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, stream_worker, st) != 0) {
+		pthread_attr_destroy(&attr);
+		/* The response's release drops one reference, this the
+		 * worker's. */
+		st->msg = NULL;
+		stream_put(st);
+		MHD_destroy_response(r);
+		goto nomem;
+	}
+	pthread_attr_destroy(&attr);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/event-stream");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+nomem:
+	json_decref(msg);
+	session_put(h, s);
+	pthread_mutex_lock(&h->work_lock);
+	if (--h->nworkers == 0)
+		pthread_cond_broadcast(&h->work_done);
+	pthread_mutex_unlock(&h->work_lock);
+	return refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+		      CW_JSONRPC_INTERNAL_ERROR,
+		      "out of memory or threads; retry later");
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+static bool header_lists(const char *value, const char *want)
+{
+	return value && strcasestr(value, want);
+}
+
+static bool origin_allowed(const struct cw_http *h, const char *origin)
+{
+	size_t i;
+
+	for (i = 0; i < h->norigins; i++)
+		if (strcasecmp(origin, h->origins[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool version_supported(const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < CW_ARRAY_SIZE(versions); i++)
+		if (strcmp(v, versions[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The grant whose token the Authorization header carries, or -1. */
+static int authenticate(const struct config *cfg, const char *auth)
+{
+	size_t n;
+
+	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+		return -1;
+	auth += 7;
+	while (*auth == ' ')
+		auth++;
+	n = strlen(auth);
+	while (n && auth[n - 1] == ' ')
+		n--;
+	return cw_grants_match(cfg->grants, auth, n);
+}
+
+/* Checks made on the headers alone, before any body is read. MHD_YES
+ * with nothing queued means go on and read the body. */
+static enum MHD_Result on_headers(struct cw_http *h, struct MHD_Connection *c,
+				  struct request *rq, const char *url,
+				  const char *method)
+{
+	const char *origin, *auth, *v, *sid, *accept;
+	struct session *s;
+	uint64_t clen;
+	char *end;
+
+	if (strcmp(url, CW_HTTP_PATH) != 0)
+		return refuse(c, MHD_HTTP_NOT_FOUND, CW_JSONRPC_INVALID_REQUEST,
+			      "no such endpoint \"%.100s\": MCP is served at " CW_HTTP_PATH,
+			      url);
+	if (strcmp(method, "POST") != 0 && strcmp(method, "GET") != 0 &&
+	    strcmp(method, "DELETE") != 0)
+		return refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+			      CW_JSONRPC_INVALID_REQUEST,
+			      "method %.20s is not allowed: use POST or DELETE",
+			      method);
+	/* A web page's script (DNS rebinding) carries its own origin. */
+	origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					     MHD_HTTP_HEADER_ORIGIN);
+	if (origin && !origin_allowed(h, origin))
+		return refuse_audited(h, c, MHD_HTTP_FORBIDDEN, method,
+				      "the request's Origin is not allowed (see serve --allow-origin)",
+				      origin);
+	auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					   MHD_HTTP_HEADER_AUTHORIZATION);
+	rq->cfg = config_now(h);
+	rq->grant = authenticate(rq->cfg, auth);
+	if (rq->grant < 0)
+		return refuse_audited(h, c, MHD_HTTP_UNAUTHORIZED, method,
+				      auth ? "the bearer token is not valid" :
+					     "no bearer token: send Authorization: Bearer TOKEN",
+				      NULL);
+	v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					"MCP-Protocol-Version");
+	if (v && !version_supported(v))
+		return refuse(c, MHD_HTTP_BAD_REQUEST,
+			      CW_JSONRPC_INVALID_REQUEST,
+			      "unsupported MCP-Protocol-Version \"%.40s\"; supported: 2025-11-25, 2025-06-18, 2025-03-26",
+			      v);
+	if (strcmp(method, "GET") == 0)
+		return refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+			      CW_JSONRPC_INVALID_REQUEST,
+			      "this server sends no messages outside the answers to requests, so it offers no GET stream");
+	sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					  "Mcp-Session-Id");
+	if (strcmp(method, "DELETE") == 0) {
+		if (!sid)
+			return refuse(c, MHD_HTTP_BAD_REQUEST,
+				      CW_JSONRPC_INVALID_REQUEST,
+				      "DELETE needs the Mcp-Session-Id of the session to end");
+		s = session_find(h, sid,
+				 cw_grants_name(rq->cfg->grants, rq->grant));
+		if (!s)
+			return refuse(c, MHD_HTTP_NOT_FOUND,
+				      CW_JSONRPC_INVALID_REQUEST,
+				      "no such session: it ended or never existed");
+		pthread_mutex_lock(&h->sess_lock);
+		if (!s->gone) {
+			session_unlink(h, s);
+			s->refs--;	/* the list's reference */
+		}
+		pthread_mutex_unlock(&h->sess_lock);
+		session_put(h, s);
+		return send_body(c, MHD_HTTP_NO_CONTENT, NULL, NULL, NULL);
+	}
+	v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					MHD_HTTP_HEADER_CONTENT_TYPE);
+	if (!v || strncasecmp(v, "application/json", 16) != 0 ||
+	    (v[16] && v[16] != ';' && v[16] != ' '))
+		return refuse(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+			      CW_JSONRPC_INVALID_REQUEST,
+			      "the body must be Content-Type: application/json");
+	accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					     MHD_HTTP_HEADER_ACCEPT);
+	if (accept && !header_lists(accept, "application/json") &&
+	    !header_lists(accept, "*/*") && !header_lists(accept, "application/*"))
+		return refuse(c, MHD_HTTP_NOT_ACCEPTABLE,
+			      CW_JSONRPC_INVALID_REQUEST,
+			      "Accept must allow application/json (and text/event-stream for streamed answers)");
+	rq->sse_ok = header_lists(accept, "text/event-stream");
+	v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (v) {
+		errno = 0;
+		clen = strtoull(v, &end, 10);
+		if (!errno && !*end && clen > h->max_request)
+			return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE,
+				      CW_JSONRPC_INVALID_REQUEST,
+				      "request too large: %llu bytes exceeds the limit of %zu bytes",
+				      (unsigned long long)clen,
+				      h->max_request);
+	}
+	return MHD_YES;
+}
+
+static bool is_request(json_t *msg, const char *method)
+{
+	const char *m = json_string_value(json_object_get(msg, "method"));
+
+	return m && json_object_get(msg, "id") &&
+	       (!method || strcmp(m, method) == 0);
+}
+
+static enum MHD_Result on_initialize(struct cw_http *h,
+				     struct MHD_Connection *c,
+				     struct request *rq, json_t *msg)
+{
+	enum MHD_Result ret;
+	struct session *s;
+	json_t *resp;
+
+	if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id")) {
+		json_decref(msg);
+		return refuse(c, MHD_HTTP_BAD_REQUEST,
+			      CW_JSONRPC_INVALID_REQUEST,
+			      "initialize starts a new session: send it without Mcp-Session-Id");
+	}
+	s = session_new(h, cw_grants_name(rq->cfg->grants, rq->grant));
+	if (!s) {
+		json_decref(msg);
+		return refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			      CW_JSONRPC_INTERNAL_ERROR, "out of memory");
+	}
+	resp = cw_mcp_handle(s->mcp, msg);
+	json_decref(msg);
+	/* Only a session that initialized is kept. */
+	if (!json_object_get(resp, "result")) {
+		session_put(h, s);
+		return send_json(c, MHD_HTTP_OK, resp, NULL);
+	}
+	if (session_add(h, s) < 0) {
+		session_put(h, s);
+		json_decref(resp);
+		return refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			      CW_JSONRPC_INTERNAL_ERROR,
+			      "too many sessions (%u): end one with DELETE, or retry later",
+			      h->max_sessions);
+	}
+	ret = send_json(c, MHD_HTTP_OK, resp, s->id);
+	session_put(h, s);
+	return ret;
+}
+
+/* The whole body is here: one JSON-RPC message. */
+static enum MHD_Result on_body(struct cw_http *h, struct MHD_Connection *c,
+			       struct request *rq)
+{
+	struct session *s;
+	json_error_t jerr;
+	const char *sid;
+	json_t *msg, *resp;
+
+	if (rq->too_large)
+		return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE,
+			      CW_JSONRPC_INVALID_REQUEST,
+			      "request too large: more than the limit of %zu bytes",
+			      h->max_request);
+	msg = json_loadb(rq->body.data ? rq->body.data : "", rq->body.len,
+			 JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+	if (!msg)
+		return refuse(c, MHD_HTTP_BAD_REQUEST, CW_JSONRPC_PARSE_ERROR,
+			      "parse error at line %d, column %d: %s",
+			      jerr.line, jerr.column, jerr.text);
+	if (!json_is_object(msg)) {
+		json_decref(msg);
+		return refuse(c, MHD_HTTP_BAD_REQUEST,
+			      CW_JSONRPC_INVALID_REQUEST,
+			      json_is_array(msg) ?
+				      "batches are not supported: send one JSON-RPC message per request" :
+				      "a JSON-RPC message must be an object");
+	}
+	if (is_request(msg, "initialize"))
+		return on_initialize(h, c, rq, msg);
+	sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+	if (!sid) {
+		json_decref(msg);
+		return refuse(c, MHD_HTTP_BAD_REQUEST,
+			      CW_JSONRPC_INVALID_REQUEST,
+			      "Mcp-Session-Id is required: send initialize first and then the id it returned");
+	}
+	s = session_find(h, sid, cw_grants_name(rq->cfg->grants, rq->grant));
+	if (!s) {
+		json_decref(msg);
+		return refuse(c, MHD_HTTP_NOT_FOUND, CW_JSONRPC_INVALID_REQUEST,
+			      "no such session: it ended or never existed; initialize a new one");
+	}
+	if (is_request(msg, "tools/call") && rq->sse_ok)
+		return send_stream(h, c, s, msg);
+	resp = cw_mcp_handle(s->mcp, msg);
+	session_put(h, s);
+	if (is_request(msg, NULL)) {
+		json_decref(msg);
+		return send_json(c, MHD_HTTP_OK, resp, NULL);
+	}
+	json_decref(msg);
+	/* A notification or a response: accepted, unless it was invalid. */
+	if (resp)
+		return send_json(c, MHD_HTTP_BAD_REQUEST, resp, NULL);
+	return send_body(c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
+}
+
+/* MHD_AccessHandlerCallback: called once with the headers, then with each
+ * piece of the body, then once more with none. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+				  const char *url, const char *method,
+				  const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	struct cw_http *h = cls;
+	struct request *rq = *con_cls;
+
+	(void)version;
+	if (!rq) {
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		rq->started_us = cw_mono_us();
+		rq->grant = -1;
+		*con_cls = rq;
+		return on_headers(h, c, rq, url, method);
+	}
+	if (*upload_data_size) {
+		/* A client that trickles its body is cut off. */
+		if (cw_mono_us() - rq->started_us >
+		    (int64_t)h->timeout_s * 1000000)
+			return MHD_NO;
+		if (rq->body.len + *upload_data_size > h->max_request) {
+			rq->too_large = true;
+			cw_buf_free(&rq->body);
+		} else if (!rq->too_large &&
+			   cw_buf_append(&rq->body, upload_data,
+					 *upload_data_size) < 0) {
+			return MHD_NO;
+		}
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	return on_body(h, c, rq);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct request *rq = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (!rq)
+		return;
+	cw_buf_free(&rq->body);
+	config_put(rq->cfg);
+	free(rq);
+	*con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	fputs("cmdwarden serve: http: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
+/* ---- start, reload, stop ------------------------------------------------ */
+
+/* [HOST:]PORT or [V6]:PORT into ss; -EINVAL with diag. */
+static int parse_listen(const char *s, struct sockaddr_storage *ss,
+			socklen_t *sl, struct cw_diag *diag)
+{
+	char host[64] = CW_HTTP_DEFAULT_HOST;
+	const char *port = s, *colon;
+	unsigned long p;
+	char *end;
+
+	memset(ss, 0, sizeof(*ss));
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || close[1] != ':' ||
+		    (size_t)(close - s - 1) >= sizeof(host))
+			goto bad;
+		snprintf(host, sizeof(host), "%.*s", (int)(close - s - 1), s + 1);
+		port = close + 2;
+	} else if ((colon = strrchr(s, ':'))) {
+		if ((size_t)(colon - s) >= sizeof(host))
+			goto bad;
+		if (colon > s)
+			snprintf(host, sizeof(host), "%.*s", (int)(colon - s), s);
+		port = colon + 1;
+	}
+	errno = 0;
+	p = strtoul(port, &end, 10);
+	if (!*port || *end || errno || p > 65535)
+		goto bad;
+	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
+		((struct sockaddr_in *)ss)->sin_family = AF_INET;
+		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)p);
+		*sl = sizeof(struct sockaddr_in);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
+		((struct sockaddr_in6 *)ss)->sin6_family = AF_INET6;
+		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)p);
+		*sl = sizeof(struct sockaddr_in6);
+		return 0;
+	}
+bad:
+	cw_diag_add(diag, "--http", 0, 0, "",
+		    "\"%s\" is not an address to listen on: expected [HOST:]PORT with a numeric IPv4 host (default " CW_HTTP_DEFAULT_HOST ") or [IPv6]:PORT",
+		    s);
+	return -EINVAL;
+}
+
+struct cw_http *cw_http_start(struct cw_engine *e,
+			      const struct cw_http_opts *o,
+			      struct cw_diag *diag)
+{
+	struct sockaddr_storage ss;
+	const union MHD_DaemonInfo *di;
+	char host[INET6_ADDRSTRLEN];
+	struct cw_http *h;
+	socklen_t sl;
+	size_t i;
+
+	if (sodium_init() < 0) {
+		cw_diag_add(diag, "", 0, 0, "", "libsodium failed to start");
+		return NULL;
+	}
+	if (parse_listen(o->listen, &ss, &sl, diag) < 0)
+		return NULL;
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		cw_diag_add(diag, "", 0, 0, "", "out of memory");
+		return NULL;
+	}
+	h->engine = e;
+	h->max_request = o->max_request;
+	h->timeout_s = o->timeout_s ? o->timeout_s : CW_HTTP_DEFAULT_TIMEOUT_S;
+	h->max_connections = o->max_connections ? o->max_connections :
+						  CW_HTTP_DEFAULT_MAX_CONNECTIONS;
+	h->max_sessions = o->max_sessions ? o->max_sessions :
+					    CW_HTTP_DEFAULT_MAX_SESSIONS;
+	h->session_idle_us = (int64_t)(o->session_idle_s ? o->session_idle_s :
+							   3600) * 1000000;
+	pthread_mutex_init(&h->cfg_lock, NULL);
+	pthread_mutex_init(&h->sess_lock, NULL);
+	pthread_mutex_init(&h->work_lock, NULL);
+	pthread_cond_init(&h->work_done, NULL);
+	h->tokens_path = strdup(o->tokens_path);
+	h->policy_path = o->policy_path ? strdup(o->policy_path) : NULL;
+	h->origins = calloc(o->norigins + 1, sizeof(char *));
+	if (!h->tokens_path || (o->policy_path && !h->policy_path) ||
+	    !h->origins) {
+		cw_diag_add(diag, "", 0, 0, "", "out of memory");
+		goto fail;
+	}
+	for (i = 0; i < o->norigins; i++) {
+		h->origins[i] = strdup(o->origins[i]);
+		if (!h->origins[i]) {
+			cw_diag_add(diag, "", 0, 0, "", "out of memory");
+			goto fail;
+		}
+		h->norigins++;
+	}
+	h->cfg = config_load(h->tokens_path, diag);
+	if (!h->cfg)
+		goto fail;
+	h->daemon = MHD_start_daemon(
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+			MHD_USE_POLL | MHD_USE_ERROR_LOG |
+			(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+		0, NULL, NULL, on_request, h,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_CONNECTION_LIMIT, h->max_connections,
+		MHD_OPTION_CONNECTION_TIMEOUT, h->timeout_s,
+		/* Bounds the request line and headers of each connection. */
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		MHD_OPTION_END);
+	if (!h->daemon) {
+		cw_diag_add(diag, "--http", 0, 0, "",
+			    "cannot listen on %s (in use, or not an address of this machine)",
+			    o->listen);
+		goto fail;
+	}
+	di = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = di ? di->port : 0;
+	if (ss.ss_family == AF_INET6)
+		snprintf(h->address, sizeof(h->address), "[%s]:%u",
+			 inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr,
+				   host, sizeof(host)),
+			 h->port);
+	else
+		snprintf(h->address, sizeof(h->address), "%s:%u",
+			 inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr,
+				   host, sizeof(host)),
+			 h->port);
+	return h;
+fail:
+	cw_http_stop(h);
+	return NULL;
+}
+
+uint16_t cw_http_port(const struct cw_http *h)
+{
+	return h->port;
+}
+
+const char *cw_http_address(const struct cw_http *h)
+{
+	return h->address;
+}
+
+int cw_http_reload(struct cw_http *h, struct cw_diag *diag)
+{
+	struct cw_rules *rules;
+	struct config *c = NULL, *old;
+	struct cw_error err;
+	char why[1200] = "";
+	size_t before = diag->n;
+	json_t *rec;
+	int ret = 0;
+
+	rules = cw_rules_load(h->policy_path, diag);
+	if (rules)
+		c = config_load(h->tokens_path, diag);
+	if (!rules || !c) {
+		ret = -EINVAL;
+		if (diag->n > before)
+			cw_error_format(&diag->items[before], why, sizeof(why));
+		cw_rules_put(rules);
+	} else {
+		cw_engine_set_rules(h->engine, rules);
+		cw_rules_put(rules);
+		pthread_mutex_lock(&h->cfg_lock);
+		old = h->cfg;
+		h->cfg = c;
+		pthread_mutex_unlock(&h->cfg_lock);
+		config_put(old);
+	}
+	rec = json_pack("{s:s, s:b, s:s, s:s?}", "event", "reload", "ok", !ret,
+			"tokens", h->tokens_path, "policy",
+			h->policy_path);
+	if (rec && ret)
+		json_object_set_new(rec, "error", json_string(why));
+	if (rec && !ret)
+		json_object_set_new(rec, "grants",
+				    json_integer((json_int_t)cw_grants_count(
+					    c->grants)));
+	if (!rec || cw_engine_audit(h->engine, "agent", rec, 0, &err) < 0)
+		cw_diag_add(diag, "", 0, 0, "", "audit log: %s",
+			    rec ? err.text : "out of memory");
+	json_decref(rec);
+	return ret;
+}
+
+void cw_http_stop(struct cw_http *h)
+{
+	struct session *s, *next;
+	size_t i;
+
+	if (!h)
+		return;
+	if (h->daemon)
+		MHD_stop_daemon(h->daemon);
+	/* Calls whose client went away still finish and are audited. */
+	pthread_mutex_lock(&h->work_lock);
+	while (h->nworkers)
+		pthread_cond_wait(&h->work_done, &h->work_lock);
+	pthread_mutex_unlock(&h->work_lock);
+	for (s = h->sessions; s; s = next) {
+		next = s->next;
+		cw_mcp_free(s->mcp);
+		free(s);
+	}
+	config_put(h->cfg);
+	for (i = 0; i < h->norigins; i++)
+		free(h->origins[i]);
+	free(h->origins);
+	free(h->tokens_path);
+	free(h->policy_path);
+	pthread_cond_destroy(&h->work_done);
+	pthread_mutex_destroy(&h->work_lock);
+	pthread_mutex_destroy(&h->sess_lock);
+	pthread_mutex_destroy(&h->cfg_lock);
+	free(h);
+}

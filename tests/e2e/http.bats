@@ -1,0 +1,227 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# MCP Streamable HTTP: every rule of the transport is tried against curl,
+# the refusal and its legitimate twin, with the server still serving after.
+
+load helpers
+
+setup() {
+	cw_setup
+	make_tokens alice bob
+}
+
+teardown() {
+	http_stop
+}
+
+CALL='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"echo ran-$((6*7))"}}}'
+LIST='{"jsonrpc":"2.0","id":3,"method":"tools/list"}'
+
+# decisions : how many decision records the audit log holds
+decisions() {
+	jq -s '[.[] | select(.type == "decision")] | length' "$AUDIT"
+}
+
+@test "no token or a wrong token: 401, audited, nothing decided; the right token works" {
+	http_start
+	run req POST "" "" "$INIT"
+	assert_output 401
+	assert_equal "$(header WWW-Authenticate)" 'Bearer realm="cmdwarden"'
+	assert_equal "$(jq -r .error.message "$T/b")" "no bearer token: send Authorization: Bearer TOKEN"
+	run req POST "wrong-$TOKEN_alice" "" "$INIT"
+	assert_output 401
+	assert_equal "$(jq -r .error.message "$T/b")" "the bearer token is not valid"
+	# a session opened with the right token, then a call with a wrong one
+	sid=$(http_init "$TOKEN_alice")
+	run req POST "${TOKEN_alice%?}" "$sid" "$CALL"
+	assert_output 401
+	run req POST "" "$sid" "$CALL" -H 'Authorization: Basic YTpi'
+	assert_output 401
+	assert_equal "$(decisions)" 0
+	assert_equal "$(jq -s '[.[] | select(.type == "access" and .status == 401)] | length' "$AUDIT")" 4
+	assert_equal "$(jq -r 'select(.type == "access") | .remote' "$AUDIT" | sed -n 1p | cut -d: -f1)" 127.0.0.1
+	# the legitimate twin runs
+	run req POST "$TOKEN_alice" "$sid" "$CALL"
+	assert_output 200
+	assert_equal "$(sse_data | jq -r .result.structuredContent.stdout)" ran-42
+	assert_equal "$(decisions)" 1
+	assert_equal "$(jq -r 'select(.type == "decision") | .grant' "$AUDIT")" alice
+}
+
+@test "a foreign Origin gets 403 and is audited; a listed one and none pass" {
+	http_start --allow-origin https://agent.example.com
+	run req POST "$TOKEN_alice" "" "$INIT" -H 'Origin: http://evil.example'
+	assert_output 403
+	assert_equal "$(jq -r .error.message "$T/b")" "the request's Origin is not allowed (see serve --allow-origin)"
+	assert_equal "$(jq -r 'select(.type == "access") | "\(.status) \(.origin)"' "$AUDIT")" "403 http://evil.example"
+	run req POST "$TOKEN_alice" "" "$INIT" -H 'Origin: https://agent.example.com'
+	assert_output 200
+	run req POST "$TOKEN_alice" "" "$INIT"
+	assert_output 200
+}
+
+@test "session ids: issued at initialize, required after, unknown or another grant's is 404, DELETE ends it" {
+	http_start
+	sid=$(http_init "$TOKEN_alice")
+	[[ "$sid" =~ ^[0-9a-f]{32}$ ]]
+	run req POST "$TOKEN_alice" "" "$LIST"
+	assert_output 400
+	assert_equal "$(jq -r .error.message "$T/b")" "Mcp-Session-Id is required: send initialize first and then the id it returned"
+	run req POST "$TOKEN_alice" "0123456789abcdef0123456789abcdef" "$LIST"
+	assert_output 404
+	# bob's token cannot use alice's session
+	run req POST "$TOKEN_bob" "$sid" "$LIST"
+	assert_output 404
+	run req DELETE "$TOKEN_bob" "$sid"
+	assert_output 404
+	# initialize inside a session is refused
+	run req POST "$TOKEN_alice" "$sid" "$INIT"
+	assert_output 400
+	run req POST "$TOKEN_alice" "$sid" "$LIST"
+	assert_output 200
+	assert_equal "$(jq -r '.result.tools[0].name' "$T/b")" run_command
+	run req DELETE "$TOKEN_alice" ""
+	assert_output 400
+	run req DELETE "$TOKEN_alice" "$sid"
+	assert_output 204
+	run req POST "$TOKEN_alice" "$sid" "$LIST"
+	assert_output 404
+	run req DELETE "$TOKEN_alice" "$sid"
+	assert_output 404
+}
+
+@test "MCP-Protocol-Version is checked" {
+	http_start
+	sid=$(http_init "$TOKEN_alice")
+	run req POST "$TOKEN_alice" "$sid" "$LIST" -H 'MCP-Protocol-Version: 2024-01-01'
+	assert_output 400
+	assert_equal "$(jq -r .error.message "$T/b")" 'unsupported MCP-Protocol-Version "2024-01-01"; supported: 2025-11-25, 2025-06-18, 2025-03-26'
+	for v in 2025-11-25 2025-06-18 2025-03-26; do
+		run req POST "$TOKEN_alice" "$sid" "$LIST" -H "MCP-Protocol-Version: $v"
+		assert_output 200
+	done
+}
+
+@test "an oversized body is 413, declared or chunked, and the server keeps serving" {
+	http_start --max-request 4096
+	sid=$(http_init "$TOKEN_alice")
+	big=$(jq -cn --arg c "$(head -c 8000 /dev/zero | tr '\0' x)" '{jsonrpc:"2.0",id:9,method:"tools/call",params:{name:"run_command",arguments:{command:$c}}}')
+	run req POST "$TOKEN_alice" "$sid" "$big"
+	assert_output 413
+	assert_equal "$(jq -r .error.message "$T/b")" "request too large: ${#big} bytes exceeds the limit of 4096 bytes"
+	run req POST "$TOKEN_alice" "$sid" "$big" -H 'Transfer-Encoding: chunked'
+	assert_output 413
+	assert_equal "$(jq -r .error.message "$T/b")" "request too large: more than the limit of 4096 bytes"
+	assert_equal "$(decisions)" 0
+	run req POST "$TOKEN_alice" "$sid" "$CALL"
+	assert_output 200
+	assert_equal "$(sse_data | jq -r .result.structuredContent.stdout)" ran-42
+}
+
+@test "malformed JSON, batches and wrong content types are clear errors; the server keeps serving" {
+	http_start
+	sid=$(http_init "$TOKEN_alice")
+	run req POST "$TOKEN_alice" "$sid" '{"jsonrpc":"2.0","id":4,"method":'
+	assert_output 400
+	assert_equal "$(jq -r .error.code "$T/b")" -32700
+	[[ "$(jq -r .error.message "$T/b")" == "parse error at line 1"* ]]
+	run req POST "$TOKEN_alice" "$sid" '[{"jsonrpc":"2.0","id":4,"method":"ping"}]'
+	assert_output 400
+	assert_equal "$(jq -r .error.code "$T/b")" -32600
+	run req POST "$TOKEN_alice" "$sid" "" --data-binary "$LIST" -H 'Content-Type: text/plain'
+	assert_output 415
+	ACCEPT='text/html' run req POST "$TOKEN_alice" "$sid" "$LIST"
+	assert_output 406
+	run req POST "$TOKEN_alice" "$sid" '{"jsonrpc":"2.0","id":5,"method":"ping"}'
+	assert_output 200
+	assert_equal "$(jq -c .result "$T/b")" '{}'
+}
+
+@test "GET offers no stream (405), other methods and paths are refused" {
+	http_start
+	sid=$(http_init "$TOKEN_alice")
+	run req GET "$TOKEN_alice" "$sid"
+	assert_output 405
+	assert_equal "$(header Allow)" "POST, DELETE"
+	run req PUT "$TOKEN_alice" "$sid"
+	assert_output 405
+	run curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN_alice" "${URL%/mcp}/other"
+	assert_output 404
+	# GET without a token is refused for that first
+	run req GET "" "$sid"
+	assert_output 401
+}
+
+@test "tools/call answers as JSON or as an SSE stream, as the client accepts" {
+	http_start
+	sid=$(http_init "$TOKEN_alice")
+	run req POST "$TOKEN_alice" "$sid" '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+	assert_output 202
+	run req POST "$TOKEN_alice" "$sid" "$CALL"
+	assert_output 200
+	assert_equal "$(header Content-Type)" text/event-stream
+	assert_equal "$(sed -n 1p "$T/b")" "event: message"
+	assert_equal "$(sse_data | jq -r .id)" 2
+	ACCEPT='application/json' run req POST "$TOKEN_alice" "$sid" "$CALL"
+	assert_output 200
+	assert_equal "$(header Content-Type)" application/json
+	assert_equal "$(jq -r .result.structuredContent.stdout "$T/b")" ran-42
+	assert_equal "$(jq -r 'select(.type == "decision") | .session' "$AUDIT" | sort -u)" "$sid"
+}
+
+@test "a token file others may read is refused at start, naming the file" {
+	chmod 0644 "$T/tokens.json"
+	run "$CW" serve --http 127.0.0.1:0 --tokens "$T/tokens.json" --state-dir "$STATE" --audit "$AUDIT"
+	assert_failure 1
+	assert_output --partial "$T/tokens.json: the token file has mode 0644: group or others may access it; run chmod 600 on it"
+	run "$CW" serve --http 127.0.0.1:0 --state-dir "$STATE" --audit "$AUDIT"
+	assert_failure 2
+	assert_output --partial "--http needs --tokens FILE"
+	run "$CW" serve --http 1.2.3:80 --tokens "$T/tokens.json" --state-dir "$STATE" --audit "$AUDIT"
+	assert_failure 1
+	assert_output --partial '"1.2.3:80" is not an address to listen on'
+}
+
+@test "two grants keep separate rate-limit counters; a grant's own policy decides its calls" {
+	make_tokens alice bob carol="$BATS_TEST_DIRNAME/policies/deny-run.json"
+	http_start --policy "$BATS_TEST_DIRNAME/policies/grant-limit.json"
+	a=$(http_init "$TOKEN_alice")
+	b=$(http_init "$TOKEN_bob")
+	c=$(http_init "$TOKEN_carol")
+	for i in 1 2; do
+		run req POST "$TOKEN_alice" "$a" "$CALL"
+		assert_equal "$(sse_data | jq -r .result.isError)" false
+	done
+	run req POST "$TOKEN_alice" "$a" "$CALL"
+	[[ "$(sse_data | jq -r '.result.content[0].text')" == '[POLICY DENIED] rate limit "per_grant" (2 per 3600s, scope grant) reached; retry after'* ]] ||
+		fail "not a rate-limit denial: $(cat "$T/b")"
+	# bob's count is his own
+	run req POST "$TOKEN_bob" "$b" "$CALL"
+	assert_equal "$(sse_data | jq -r .result.structuredContent.stdout)" ran-42
+	# alice's second session shares her grant's count
+	a2=$(http_init "$TOKEN_alice")
+	run req POST "$TOKEN_alice" "$a2" "$CALL"
+	assert_equal "$(sse_data | jq -r .result.isError)" true
+	# carol's policy denies run_command outright
+	run req POST "$TOKEN_carol" "$c" "$CALL"
+	assert_equal "$(sse_data | jq -r '.result.content[0].text')" "[POLICY DENIED] this grant may not run commands (rule: tools.run_command.action)"
+	assert_equal "$(jq -r 'select(.type == "decision") | "\(.grant) \(.verdict)"' "$AUDIT" | sort | uniq -c | awk '{print $1, $2, $3}' | tr '\n' ';')" \
+		"2 alice allow;2 alice rate_limited;1 bob allow;1 carol deny;"
+}
+
+@test "an idle or trickling client is cut off; a prompt one is served" {
+	http_start --http-timeout 1
+	port=${URL#http://127.0.0.1:}
+	port=${port%/mcp}
+	# half a request line, then silence: the server closes the connection
+	exec 5<>"/dev/tcp/127.0.0.1/$port"
+	printf 'POST /mcp HTTP/1.1\r\nHost: x\r\n' >&5
+	start=$(date +%s%N)
+	run timeout 10 cat <&5
+	exec 5<&- 5>&-
+	elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+	[ "$elapsed" -lt 5000 ] || fail "the idle connection stayed open ${elapsed} ms"
+	# the legitimate twin
+	run req POST "$TOKEN_alice" "" "$INIT"
+	assert_output 200
+}
