@@ -62,7 +62,7 @@ struct rec_info {
 };
 
 const char *const cw_audit_types[] = {
-	"agent", "decision", "launch", "exec", "process", "file", "net",
+	"agent", "access", "decision", "launch", "exec", "process", "file", "net",
 	"seccomp", "limit", "exit", NULL,
 };
 

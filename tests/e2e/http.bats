@@ -46,6 +46,11 @@ decisions() {
 	assert_equal "$(sse_data | jq -r .result.structuredContent.stdout)" ran-42
 	assert_equal "$(decisions)" 1
 	assert_equal "$(jq -r 'select(.type == "decision") | .grant' "$AUDIT")" alice
+	# the refusals are part of the hash chain
+	run "$CW" audit verify "$AUDIT"
+	assert_success
+	run "$CW" audit query --type access "$AUDIT"
+	assert_equal "${#lines[@]}" 4
 }
 
 @test "a foreign Origin gets 403 and is audited; a listed one and none pass" {
