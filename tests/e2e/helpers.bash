@@ -90,6 +90,9 @@ make_tokens() {
 # $T/tokens.json; sets HTTP_PID and URL. Stop it with http_stop.
 http_start() {
 	local i port=
+	# made first: the server opens them in its own time
+	: >"$T/http.out"
+	: >"$T/http.err"
 	"$CW" serve --http 127.0.0.1:0 --tokens "$T/tokens.json" \
 		--state-dir "$STATE" --audit "$AUDIT" "$@" \
 		>"$T/http.out" 2>"$T/http.err" 3>&- </dev/null &
