@@ -49,11 +49,11 @@ AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/obj/%.o)
 AGENT_LIB_ASAN := $(filter-out $(BUILD)/asan/agent/main.o,$(AGENT_SRCS:%.c=$(BUILD)/asan/%.o))
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
-E2E_BINS   := $(BUILD)/tests/sysprobe
+E2E_BINS   := $(BUILD)/tests/sysprobe $(BUILD)/tests/x32call
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps deps-check check unit e2e demo bench install uninstall clean
+.PHONY: all deps deps-check check unit e2e vmtest demo bench install uninstall clean
 
 all: $(BUILD)/cmdwarden
 
@@ -110,6 +110,11 @@ $(BUILD)/tests/sysprobe: tests/e2e/sysprobe.c $(LIB_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+$(BUILD)/tests/x32call: tests/e2e/x32call.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
 # Installs what build and tests need, only when something is missing.
 deps:
 	$(Q)scripts/deps.sh install
@@ -125,6 +130,12 @@ e2e: all $(E2E_BINS)
 
 check: deps-check all $(UNIT_BINS) $(E2E_BINS)
 	$(Q)tests/run.sh all $(UNIT_BINS)
+
+# The e2e suite in a VM on Debian's 6.1 kernel, as is and E2B-shaped
+# (tests/vm/vmtest.sh).
+vmtest: deps-check all $(E2E_BINS)
+	$(Q)scripts/deps.sh ensure vm
+	$(Q)tests/vm/vmtest.sh $(BUILD)
 
 demo: deps-check all
 	$(Q)tests/demo.sh $(BUILD)/cmdwarden

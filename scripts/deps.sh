@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages cmdwarden's build, tests, demo and bench need.
-#   deps.sh ensure   install only when something is missing (fast when not)
-#   deps.sh install  always run apt-get install (idempotent)
+#   deps.sh ensure [vm]  install only when something is missing (fast when
+#                        not); "vm" adds what `make vmtest` needs
+#   deps.sh install      install everything, the VM's packages included
 set -euo pipefail
 
 PKGS=(
@@ -13,6 +14,11 @@ PKGS=(
 	bats bats-assert bats-support
 	jq nodejs npm procps util-linux iproute2 python3 time strace
 )
+# make vmtest: the emulator and the cpio that packs the VM's root file
+# system (the other packages it copies into the VM are listed above and in
+# tests/vm/packages; the kernel itself is fetched by tests/vm/vmtest.sh).
+VM_PKGS=(qemu-system-x86 cpio passwd login libpam-runtime libpam-modules
+	libpam-modules-bin python3-minimal dash mawk diffutils)
 
 missing() {
 	local p
@@ -42,12 +48,14 @@ install() {
 
 case "${1:-ensure}" in
 ensure)
+	[ "${2:-}" = vm ] && PKGS+=("${VM_PKGS[@]}")
 	mapfile -t need < <(missing)
 	if [ "${#need[@]}" -gt 0 ]; then
 		install "${need[@]}"
 	fi
 	;;
 install)
+	PKGS+=("${VM_PKGS[@]}")
 	mapfile -t need < <(missing)
 	if [ "${#need[@]}" -gt 0 ]; then
 		install "${need[@]}"

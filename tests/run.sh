@@ -3,6 +3,8 @@
 # Runs unit tests (cmocka, under ASan/UBSan) and end-to-end tests (bats),
 # both as TAP, and ends with one line: "N passed, N failed, N skipped".
 #   run.sh unit BIN...   run.sh e2e   run.sh all BIN...
+#   run.sh count NAME FILE RC   counts TAP already run elsewhere (the VM's
+#                               passes, tests/vm/vmtest.sh) with exit status RC
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -80,8 +82,12 @@ all)
 	run_unit "$@"
 	run_e2e
 	;;
+count)
+	[ $# -eq 3 ] || { echo "usage: $0 count NAME FILE RC" >&2; exit 2; }
+	count_tap "$1" "$2" "$3"
+	;;
 *)
-	echo "usage: $0 unit|e2e|all [BIN...]" >&2
+	echo "usage: $0 unit|e2e|all|count [ARGS...]" >&2
 	exit 2
 	;;
 esac

@@ -35,6 +35,14 @@ layer_on() {
 		skip "layer $1 is off here: $(jq -r ".layers_off.$1" <<<"$j")"
 }
 
+# expect_cgroup FIELD VALUE: where the machine is known to have cgroup v2
+# controllers (CW_EXPECT_CGROUP=v2, set by the test VM), the agent record's
+# cgroup.FIELD must be VALUE: a fallback to v1 or to rlimits fails there.
+expect_cgroup() {
+	[ "${CW_EXPECT_CGROUP:-}" = v2 ] || return 0
+	assert_equal "cgroup.$1=$(jq -c "select(.type == \"agent\") | .cgroup.$1" "$AUDIT" | head -1)" "cgroup.$1=$2"
+}
+
 @test "landlock: a write outside the write paths fails; inside works" {
 	layer_on landlock
 	mcp --policy "$T/fs.json" -- \
@@ -162,6 +170,7 @@ JSON
 	assert_equal "$(text 3 | jq -r .stdout)" after
 	run jq -c 'select(.type == "limit")' "$AUDIT"
 	assert_output --partial '"limit":"pids"'
+	expect_cgroup pids '"v2"'
 }
 
 @test "cgroup: a memory hog is killed and reported" {
@@ -175,6 +184,7 @@ JSON
 	refute_output --partial '536870912'
 	run jq -c 'select(.type == "limit")' "$AUDIT"
 	assert_output --partial '"limit":"memory"'
+	expect_cgroup memory '"v2"'
 }
 
 @test "cgroup: a double-forked daemon is killed when the call ends" {
@@ -184,6 +194,26 @@ JSON
 	sleep 0.5
 	run pgrep -f 'sleep 1002'
 	assert_failure
+	expect_cgroup kill '"cgroup.kill"'
+}
+
+@test "cgroup: cpu_s stops a command that spins; one within its budget ends normally" {
+	layer_on cgroup
+	cat >"$T/cpu.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "timeout_s": 30, "resources": {"cpu_s": 1}}}}}
+JSON
+	mcp --policy "$T/cpu.json" -- "$(call_json 1 'while :; do :; done')" "$(call_json 2 'echo within')"
+	# 137 = 128 + SIGKILL at RLIMIT_CPU's hard limit, long before the 30 s
+	# timeout
+	assert_equal "$(structured 1 exit_code)" 137
+	[ "$(structured 1 duration_ms)" -lt 20000 ]
+	assert_equal "$(text 2 | jq -r .stdout)" within
+	run jq -c 'select(.type == "limit" and .limit == "timeout")' "$AUDIT"
+	assert_output ''
+	# the cpu controller is on for the calls (accounting; cpu_s is a total,
+	# which cpu.max, a rate, cannot express)
+	expect_cgroup controllers '["memory","pids","cpu"]'
 }
 
 @test "cgroup: no call cgroup is left behind" {

@@ -69,13 +69,10 @@ JSON
 
 @test "a 32-bit syscall from a 64-bit process is killed" {
 	[ "$(uname -m)" = x86_64 ] || skip "x86_64 only"
-	cat >"$T/x32.c" <<'C'
-#include <unistd.h>
-#include <sys/syscall.h>
-int main(void) { return syscall(0x40000000 | SYS_getpid) < 0 ? 1 : 0; }
-C
+	x32="$ROOT/build/tests/x32call"
+	[ -x "$x32" ] || fail "x32call is not built; run make check"
 	D=$(public_dir)
-	gcc -O1 -o "$D/x32" "$T/x32.c"
+	cp "$x32" "$D/x32"
 	cat >"$T/p.json" <<JSON
 {"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
   "filesystem":{"exec":["/usr","/bin","$D"]}}}}}

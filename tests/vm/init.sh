@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# /init of the test VM (tests/vm/vmtest.sh). Mounts what a guest like E2B's
+# has, then runs the e2e suite twice and writes each pass's probe output
+# and TAP to the second serial port, between markers the host parses:
+#   full  everything this 6.1 kernel offers
+#   e2b   shaped like E2B's guest: kernel BTF hidden and BPF on tracepoints
+#         forced off (the probe's test overrides), BPF JIT off
+# Then powers the VM off (qemu runs with -no-reboot).
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8 TERM=dumb
+
+say() { echo "vmtest-init: $*" >/dev/console; }
+halt() {
+	sync
+	echo b >/proc/sysrq-trigger
+	sleep 10
+}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+ln -sfn /proc/self/fd /dev/fd
+ln -sfn /proc/self/fd/0 /dev/stdin
+ln -sfn /proc/self/fd/1 /dev/stdout
+ln -sfn /proc/self/fd/2 /dev/stderr
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /run
+mount -t bpf bpf /sys/fs/bpf
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
+echo vmtest >/proc/sys/kernel/hostname
+ip link set lo up
+
+# cgroup v2 alone, with controllers, as on E2B's guest. The suite runs in a
+# leaf (runner/); each cmdwarden is started in a cgroup of its own beneath
+# agents/ by cmdwarden-service, the way a service manager starts a
+# delegated service, and creates its own cgroups beneath that (design §4).
+mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
+cg=/sys/fs/cgroup
+echo "+memory +pids +cpu" >"$cg/cgroup.subtree_control"
+mkdir "$cg/runner" "$cg/agents"
+echo "+memory +pids +cpu" >"$cg/agents/cgroup.subtree_control"
+echo $$ >"$cg/runner/cgroup.procs"
+
+exec 5>/dev/ttyS1
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+say "Linux $(uname -r), $(nproc) CPUs; landlock: $(cat /sys/kernel/security/lsm 2>/dev/null)"
+
+cd /cw || { say "no /cw"; halt; }
+run_pass() {
+	local name=$1 rc
+	say "pass $name: start"
+	{
+		echo "=== vmtest pass $name begin"
+		echo "# Linux $(uname -r); CW_PROBE_DISABLE=${CW_PROBE_DISABLE:-}; bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable)"
+		echo "# cmdwarden probe:"
+		/cw/build/cmdwarden probe 2>&1 | sed 's/^/#   /'
+	} >&5
+	# TAP to the host as it comes; a copy of each result on the console
+	# shows progress
+	CW=/cw/build/cmdwarden-service bats --tap tests/e2e 2>&1 |
+		tee >(grep --line-buffered -E '^(not )?ok ' >/dev/console) >&5
+	rc=${PIPESTATUS[0]}
+	echo "=== vmtest pass $name end rc=$rc" >&5
+	say "pass $name: done (rc=$rc)"
+}
+
+# vmtest.passes=full,e2b on the kernel command line picks the passes
+passes=$(sed -n 's/.*vmtest\.passes=\([^ ]*\).*/\1/p' /proc/cmdline)
+export CW_EXPECT_CGROUP=v2
+case ",${passes:-full,e2b}," in *,full,*) run_pass full ;; esac
+case ",${passes:-full,e2b}," in
+*,e2b,*)
+	export CW_PROBE_DISABLE=kernel_btf,bpf_tracepoint
+	echo 0 >/proc/sys/net/core/bpf_jit_enable
+	run_pass e2b
+	;;
+esac
+exec 5>&-
+say "done"
+halt

@@ -1,0 +1,305 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# make vmtest: runs the end-to-end suite inside a VM booted on Debian's 6.1
+# cloud kernel, the series E2B's production guest runs, twice: once with
+# everything that kernel offers, once shaped like E2B's guest (no kernel BTF,
+# no BPF on tracepoints, no BPF JIT). Prints both passes' probe output and
+# TAP, and ends with "N passed, N failed, N skipped" over both; exits
+# non-zero when a test fails, a pass does not report, or the VM runs out of
+# time.
+#   vmtest.sh BUILD_DIR
+# Environment: VMTEST_KERNEL_PKG (a linux-image-* package, default: what
+# linux-image-cloud-amd64 depends on), VMTEST_TIMEOUT (seconds, 2400),
+# VMTEST_MEM (MiB, 2048), VMTEST_CPUS (2), VMTEST_PASSES ("full e2b").
+#
+# The root file system is an initramfs assembled from this machine's
+# installed Debian packages (tests/vm/packages) and the shared libraries
+# their programs load, plus the freshly built cmdwarden and tests/. Chosen
+# over debootstrap because it takes seconds rather than minutes, needs no
+# network beyond the kernel package and no disk image, holds exactly the
+# versions the host suite ran with, and runs from RAM, which matters under
+# TCG where every disk access is emulated; the kernel needs no modules for
+# it. The kernel is Debian's packaged 6.1 build (apt-get download), kept
+# under BUILD_DIR/vm so nothing is cached outside the clone.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+BUILD=${1:-build}
+VM=$BUILD/vm
+TIMEOUT=${VMTEST_TIMEOUT:-2400}
+MEM=${VMTEST_MEM:-2048}
+CPUS=${VMTEST_CPUS:-2}
+PASSES=${VMTEST_PASSES:-full e2b}
+
+say() { printf 'vmtest: %s\n' "$*" >&2; }
+die() {
+	say "$*"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+}
+
+# The kernel: Debian's linux-image-cloud-amd64 (6.1 in bookworm) resolves to
+# one versioned package; its vmlinuz boots under qemu with everything the
+# tests need built in (virtio and 8250 serial, cgroup2, BPF, Landlock).
+kernel_pkg() {
+	local p=${VMTEST_KERNEL_PKG:-}
+	if [ -z "$p" ]; then
+		p=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+			awk '/Depends: linux-image-/ { print $2; exit }')
+	fi
+	if [ -z "$p" ]; then
+		apt-get update -qq >/dev/null 2>&1
+		p=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+			awk '/Depends: linux-image-/ { print $2; exit }')
+	fi
+	echo "$p"
+}
+
+fetch_kernel() {
+	local pkg dir deb
+	pkg=$(kernel_pkg)
+	[ -n "$pkg" ] || die "cannot resolve linux-image-cloud-amd64 to a kernel package (apt-cache depends)"
+	dir=$VM/kernel/$pkg
+	if ! compgen -G "$dir/boot/vmlinuz-*" >/dev/null; then
+		say "downloading $pkg"
+		rm -rf "$dir" && mkdir -p "$dir"
+		(cd "$dir" && apt-get -q -o APT::Sandbox::User=root download "$pkg" >/dev/null) ||
+			die "apt-get download $pkg failed"
+		deb=$(ls "$dir"/*.deb) && dpkg-deb -x "$deb" "$dir/x" &&
+			mkdir -p "$dir/boot" && cp "$dir"/x/boot/vmlinuz-* "$dir"/x/boot/config-* "$dir/boot/" ||
+			die "cannot extract the kernel from $deb"
+		rm -rf "$dir/x" "$deb"
+	fi
+	KERNEL=$(ls "$dir"/boot/vmlinuz-*)
+	KVER=${KERNEL##*/vmlinuz-}
+}
+
+# --- root file system --------------------------------------------------------
+
+declare -A seen=() canon=()
+paths=()
+
+# add PATH: queue a file or symlink, named by its canonical directory so that
+# /bin/su and /usr/bin/su are one file (this machine is merged-/usr).
+add() {
+	local p=$1 d b
+	[ -e "$p" ] || [ -L "$p" ] || return 0
+	[ -d "$p" ] && [ ! -L "$p" ] && return 0
+	d=${p%/*}
+	b=${p##*/}
+	[ -n "$d" ] || d=/
+	if [ -z "${canon[$d]:-}" ]; then
+		canon[$d]=$(readlink -f "$d")
+	fi
+	p=${canon[$d]%/}/$b
+	[ -n "${seen[$p]:-}" ] && return 0
+	seen[$p]=1
+	paths+=("$p")
+}
+
+# Follows every queued path: a symlink brings its target, a program or
+# library the libraries ldd names, a .py file its compiled .pyc (without
+# them the VM would recompile the standard library at every start).
+close_over() {
+	local i=0 p t m lib pyc
+	while [ "$i" -lt "${#paths[@]}" ]; do
+		p=${paths[$i]}
+		i=$((i + 1))
+		if [ -L "$p" ]; then
+			t=$(readlink "$p")
+			[ "${t:0:1}" = / ] || t=${p%/*}/$t
+			add "$t"
+			continue
+		fi
+		case "$p" in
+		*.py)
+			pyc=${p%/*}/__pycache__/${p##*/}
+			add "${pyc%.py}.cpython-311.pyc"
+			continue
+			;;
+		esac
+		m=
+		LC_ALL=C IFS= read -r -N 4 m <"$p" 2>/dev/null
+		[ "$m" = $'\x7fELF' ] || continue
+		while read -r lib; do
+			add "$lib"
+		done < <(ldd "$p" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
+	done
+}
+
+# Everything a package installed, less documentation, headers and npm.
+package_files() {
+	dpkg-query -L "$1" 2>/dev/null | grep -Ev \
+		'^/usr/share/(doc|man|info|locale|lintian|bug|bash-completion|zsh|fish)/|^/usr/include/|^/usr/lib/node_modules/|^/usr/lib/python3[^/]*/(test|idlelib|tkinter|ensurepip|lib2to3|turtledemo)/'
+}
+
+build_base() {
+	local list=tests/vm/packages pkgs extra key stage p
+	mapfile -t pkgs < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' -e '/^\//d' "$list")
+	mapfile -t extra < <(sed -n 's/[[:space:]]*$//; /^\//p' "$list")
+	for p in "${pkgs[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			die "package $p (named in $list) is not installed; run make deps"
+	done
+	key=$({ cat "$list" tests/vm/vmtest.sh; dpkg-query -W "${pkgs[@]}"; } | sha256sum | cut -c1-16)
+	BASE=$VM/base-$key.cpio
+	[ -s "$BASE" ] && return 0
+	say "assembling the root file system from ${#pkgs[@]} packages"
+	rm -f "$VM"/base-*.cpio
+	stage=$VM/base
+	rm -rf "$stage"
+	mkdir -p "$stage"
+	for p in "${pkgs[@]}"; do
+		while IFS= read -r f; do add "$f"; done < <(package_files "$p")
+	done
+	for p in "${extra[@]}"; do
+		[ -e "$p" ] || die "$p (named in $list) does not exist here"
+		add "$p"
+	done
+	close_over
+	printf '%s\n' "${paths[@]#/}" | tar -C / --no-recursion -cf - -T - |
+		tar -C "$stage" -xf - || die "copying the packages' files failed"
+	# merged /usr, as on the host
+	for p in bin sbin lib lib64; do
+		[ -e "$stage/usr/$p" ] && ln -sfn "usr/$p" "$stage/$p"
+	done
+	mkdir -p "$stage"/{proc,sys,dev,tmp,run,root,home,etc,var/tmp,var/lib}
+	chmod 1777 "$stage/tmp" "$stage/var/tmp"
+	# accounts: only root and nobody (the tests create their own)
+	getent passwd root nobody >"$stage/etc/passwd"
+	getent group root nogroup >"$stage/etc/group"
+	printf 'root:*:19000:0:99999:7:::\nnobody:*:19000:0:99999:7:::\n' >"$stage/etc/shadow"
+	printf 'root:*::\nnogroup:*::\n' >"$stage/etc/gshadow"
+	chmod 0640 "$stage/etc/shadow" "$stage/etc/gshadow"
+	printf 'passwd: files\ngroup: files\nshadow: files\nhosts: files\n' >"$stage/etc/nsswitch.conf"
+	printf '127.0.0.1 localhost\n::1 localhost\n' >"$stage/etc/hosts"
+	echo vmtest >"$stage/etc/hostname"
+	# PAM's common-* files are generated by pam-auth-update, not packaged
+	mkdir -p "$stage/etc/pam.d"
+	cp -a /etc/pam.d/. "$stage/etc/pam.d/"
+	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$BASE.tmp" &&
+		mv "$BASE.tmp" "$BASE" || die "cpio of the root file system failed"
+	rm -rf "$stage"
+}
+
+# The project's part, rebuilt every run: cmdwarden, the test programs and
+# tests/ at /cw (helpers.bash finds the tree from the tests' directory).
+build_project() {
+	local stage=$VM/project f
+	rm -rf "$stage"
+	mkdir -p "$stage/cw/build/tests" "$stage/cw/tests"
+	cp "$BUILD/cmdwarden" "$stage/cw/build/"
+	cp "$BUILD"/tests/sysprobe "$stage/cw/build/tests/"
+	for f in "$BUILD"/tests/*; do
+		# e2e helper programs only: the unit tests stay on the host
+		case "${f##*/}" in test_*) continue ;; esac
+		[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$stage/cw/build/tests/"
+	done
+	cp -a tests/e2e tests/fixtures tests/run.sh "$stage/cw/tests/"
+	cp -a policies README.md "$stage/cw/"
+	cp tests/vm/init.sh "$stage/init"
+	cp tests/vm/agent-cgroup.sh "$stage/cw/build/cmdwarden-service"
+	chmod 0755 "$stage/init" "$stage/cw/build/cmdwarden-service"
+	# the libraries cmdwarden links, in case the base image lacks one
+	paths=()
+	seen=()
+	for f in "$stage"/cw/build/cmdwarden "$stage"/cw/build/tests/*; do
+		while read -r lib; do add "$lib"; done < <(ldd "$f" 2>/dev/null |
+			awk '$2 == "=>" && $3 ~ /^\// { print $3 }')
+	done
+	close_over
+	[ "${#paths[@]}" -eq 0 ] || printf '%s\n' "${paths[@]#/}" |
+		tar -C / --no-recursion -cf - -T - | tar -C "$stage" -xf -
+	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$VM/project.cpio" ||
+		die "cpio of the project failed"
+	rm -rf "$stage"
+}
+
+# --- run ---------------------------------------------------------------------
+
+[ -x "$BUILD/cmdwarden" ] || die "$BUILD/cmdwarden is not built; run make"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing; run make deps"
+if [ -f tests/e2e/package.json ] && [ ! -d tests/e2e/node_modules ]; then
+	say "installing the MCP SDK for the client tests"
+	(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error) ||
+		say "npm ci failed: the SDK client tests will fail"
+fi
+mkdir -p "$VM"
+fetch_kernel
+build_base
+build_project
+cat "$BASE" "$VM/project.cpio" >"$VM/initrd.cpio"
+
+say "booting $KVER under qemu (TCG, $CPUS vCPUs, $MEM MiB, time limit ${TIMEOUT}s)"
+rm -f "$VM/console.log" "$VM/results.log"
+start=$(date +%s)
+# TCG: this machine's /dev/kvm hangs nested guests. ttyS0 is the console
+# (kernel messages, init's progress); ttyS1 carries only the results, so no
+# kernel message can land inside TAP. -no-reboot turns the guest's final
+# reboot into qemu's exit.
+# timeout runs in a process group of its own: stop it with this script.
+timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
+	-accel tcg,thread=multi -cpu max -smp "$CPUS" -m "$MEM" \
+	-nodefaults -display none -no-reboot \
+	-kernel "$KERNEL" -initrd "$VM/initrd.cpio" \
+	-append "console=ttyS0 loglevel=4 panic=-1 rdinit=/init mitigations=off vmtest.passes=${PASSES// /,}" \
+	-chardev file,id=con,path="$VM/console.log" -serial chardev:con \
+	-chardev file,id=res,path="$VM/results.log" -serial chardev:res &
+qpid=$!
+trap 'kill "$qpid" 2>/dev/null' EXIT
+trap 'exit 130' INT TERM HUP
+wait "$qpid"
+qrc=$?
+trap - EXIT
+elapsed=$(($(date +%s) - start))
+tr -d '\r' <"$VM/results.log" >"$VM/results.txt" 2>/dev/null
+
+passed=0 failed=0 skipped=0
+problems=()
+if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
+	problems+=("the VM did not finish within ${TIMEOUT}s (qemu killed)")
+elif [ "$qrc" -ne 0 ]; then
+	problems+=("qemu exited with status $qrc")
+fi
+
+# Each pass writes "=== vmtest pass NAME begin", its probe output and the
+# suite's TAP, then "=== vmtest pass NAME end rc=N"; run.sh counts the TAP
+# as it counts the host's (a plan not met is a failure).
+for pass in $PASSES; do
+	sec=$VM/pass-$pass.tap
+	sed -n "/^=== vmtest pass $pass begin/,/^=== vmtest pass $pass end/p" "$VM/results.txt" >"$sec" 2>/dev/null
+	echo "# ---- VM pass \"$pass\" (Linux $KVER) ----"
+	if [ ! -s "$sec" ]; then
+		problems+=("pass $pass reported nothing")
+		continue
+	fi
+	rc=$(sed -n 's/^=== vmtest pass .* end rc=\([0-9]*\)$/\1/p' "$sec")
+	if [ -z "$rc" ]; then
+		problems+=("pass $pass did not finish")
+		rc=1
+	fi
+	grep -v '^=== vmtest' "$sec"
+	out=$(tests/run.sh count "vm-$pass" "$sec" "$rc")
+	sum=$(tail -n 1 <<<"$out")
+	sed '$d' <<<"$out"
+	echo "# pass $pass: $sum"
+	read -r p _ f _ s _ <<<"$sum"
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+	if [ "$s" -gt 0 ]; then
+		echo "# pass $pass skipped $s:"
+		grep -E '^ok [0-9]+ .*# (skip|SKIP)' "$sec" | sed 's/^ok [0-9]* /#   /'
+	fi
+done
+
+if [ "${#problems[@]}" -gt 0 ]; then
+	failed=$((failed + ${#problems[@]}))
+	echo "# vmtest problems:"
+	printf '#   %s\n' "${problems[@]}"
+	echo "# last lines of the VM console ($VM/console.log):"
+	tail -n 30 "$VM/console.log" 2>/dev/null | tr -d '\r' | sed 's/^/#   /'
+fi
+echo "# vmtest: Linux $KVER, wall time ${elapsed}s"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
