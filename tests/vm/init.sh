@@ -63,7 +63,8 @@ run_pass() {
 	# TAP to the host as it comes; a copy of each result on the console
 	# shows progress
 	CW=/cw/build/cmdwarden-service bats --tap tests/e2e 2>&1 |
-		tee >(grep --line-buffered -E '^(not )?ok ' >/dev/console) >&5
+		tee >(grep --line-buffered -E '^(not )?ok ' |
+			while IFS= read -r l; do printf '[%(%T)T] %s\n' -1 "$l"; done >/dev/console) >&5
 	rc=${PIPESTATUS[0]}
 	echo "=== vmtest pass $name end rc=$rc" >&5
 	say "pass $name: done (rc=$rc)"

@@ -9,7 +9,7 @@
 # time.
 #   vmtest.sh BUILD_DIR
 # Environment: VMTEST_KERNEL_PKG (a linux-image-* package, default: what
-# linux-image-cloud-amd64 depends on), VMTEST_TIMEOUT (seconds, 2400),
+# linux-image-cloud-amd64 depends on), VMTEST_TIMEOUT (seconds, 3600),
 # VMTEST_MEM (MiB, 2048), VMTEST_CPUS (2), VMTEST_PASSES ("full e2b").
 #
 # The root file system is an initramfs assembled from this machine's
@@ -26,7 +26,7 @@ cd "$(dirname "$0")/../.."
 
 BUILD=${1:-build}
 VM=$BUILD/vm
-TIMEOUT=${VMTEST_TIMEOUT:-2400}
+TIMEOUT=${VMTEST_TIMEOUT:-3600}
 MEM=${VMTEST_MEM:-2048}
 CPUS=${VMTEST_CPUS:-2}
 PASSES=${VMTEST_PASSES:-full e2b}
