@@ -914,32 +914,62 @@ static void audit_limits(struct cw_engine *e, struct cw_call_result *r,
 		      CW_AUDIT_DEFER_SYNC, &err);
 }
 
+#define TRACE_BATCH 256
+
 struct trace_ctx {
 	struct cw_engine *e;
 	const char *invocation;
 	uint64_t written;	/* records written */
 	uint64_t failed;	/* records the log refused */
 	struct cw_error err;	/* the first refusal */
+	struct cw_audit_rec recs[TRACE_BATCH];	/* not written yet */
+	size_t n;
 };
 
-/* One exec, file or process record per kernel event of the call; called
- * on the trace's reading thread. The exit record's sync makes them
- * durable. */
+static void trace_flush(struct trace_ctx *tc)
+{
+	struct cw_error err;
+	size_t i;
+
+	if (!tc->n)
+		return;
+	if (!cw_audit_write_batch(tc->e->audit, tc->recs, tc->n,
+				  CW_AUDIT_DEFER_SYNC, &err)) {
+		tc->written += tc->n;
+	} else {
+		if (!tc->failed)
+			tc->err = err;
+		tc->failed += tc->n;
+	}
+	for (i = 0; i < tc->n; i++)
+		json_decref(tc->recs[i].fields);
+	tc->n = 0;
+}
+
+/* One exec, file or process record per kernel event of the call, written
+ * in batches (a burst costs one write per batch, not per record); called
+ * on the trace's reading thread, ev NULL when a round of reading ends.
+ * The exit record's sync makes them durable. */
 static void trace_event(void *ctx, const struct cw_trace_event *ev)
 {
 	struct trace_ctx *tc = ctx;
-	struct cw_error err;
-	json_t *rec = cw_trace_event_json(ev);
+	json_t *rec;
 
-	if (rec && !cw_audit_write_flags(tc->e->audit, cw_trace_event_type(ev),
-					 tc->invocation, rec,
-					 CW_AUDIT_DEFER_SYNC, &err)) {
-		tc->written++;
-	} else {
-		if (!tc->failed++)
-			tc->err = rec ? err : (struct cw_error){ .text = "out of memory" };
+	if (!ev) {
+		trace_flush(tc);
+		return;
 	}
-	json_decref(rec);
+	rec = cw_trace_event_json(ev);
+	if (!rec) {
+		if (!tc->failed++)
+			cw_error_set(&tc->err, "out of memory");
+		return;
+	}
+	tc->recs[tc->n].type = cw_trace_event_type(ev);
+	tc->recs[tc->n].invocation = tc->invocation;
+	tc->recs[tc->n].fields = rec;
+	if (++tc->n == TRACE_BATCH)
+		trace_flush(tc);
 }
 
 /* A `limit` record for each sandbox.files limit the call crossed. */

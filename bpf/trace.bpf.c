@@ -132,13 +132,25 @@ struct {
 	__type(value, __u64);
 } lost_total SEC(".maps");
 
-/* A path read when the ring buffer had no room, for deny_open. */
+/*
+ * Records are built here, then copied to the ring buffer with only the
+ * bytes their strings use (bpf_ringbuf_output), so that a burst of short
+ * paths takes a fraction of the room of fixed-size records. Tracepoint
+ * programs run with preemption off: one record per CPU at a time.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct trace_file);
+	__type(value, struct trace_file2);
 } scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trace_exec);
+} scratch_exec SEC(".maps");
 
 static __always_inline struct trace_call *current_call(__u64 *cgid)
 {
@@ -157,6 +169,23 @@ static __always_inline void count_lost(struct trace_call *c)
 		*n += 1;
 }
 
+/* Copies the first size bytes of a built record to the ring buffer;
+ * counted as emitted or as lost. */
+static __always_inline void output(struct trace_call *c, void *rec,
+				   __u64 size, __u64 max)
+{
+	if (size > max)
+		size = max;
+	barrier_var(size);
+	if (size > max)
+		return;
+	if (bpf_ringbuf_output(&events, rec, size, 0)) {
+		count_lost(c);
+		return;
+	}
+	__sync_fetch_and_add(&c->emitted, 1);
+}
+
 static __always_inline void fill_hdr(struct trace_hdr *h, __u64 cgid,
 				     __u8 kind)
 {
@@ -173,20 +202,27 @@ static __always_inline void fill_hdr(struct trace_hdr *h, __u64 cgid,
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 }
 
-/* Reads a user string; 1 if it did not fit. */
-static __always_inline int read_path(char *dst, const char *src)
+/* Reads a user string; its length with the NUL (at least 1), and
+ * whether it did not fit. */
+static __always_inline __u32 read_path(char *dst, const char *src, int *cut)
 {
 	char next = 0;
 	long n;
 
 	dst[0] = '\0';
+	*cut = 0;
 	if (!src)
-		return 0;
+		return 1;
 	n = bpf_probe_read_user_str(dst, TRACE_PATH_MAX, src);
+	if (n <= 0) {
+		dst[0] = '\0';
+		return 1;
+	}
 	if (n < TRACE_PATH_MAX)
-		return 0;
+		return n;
 	bpf_probe_read_user(&next, 1, src + TRACE_PATH_MAX - 1);
-	return next != '\0';
+	*cut = next != '\0';
+	return TRACE_PATH_MAX;
 }
 
 SEC("raw_tracepoint/sched_process_exec")
@@ -198,17 +234,16 @@ int cw_exec(struct bpf_raw_tracepoint_args *ctx)
 	const char *filename;
 	struct trace_call *c;
 	struct trace_exec *e;
+	__u32 zero = 0;
 	__u64 cgid;
 	long n;
 
 	c = current_call(&cgid);
 	if (!c)
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_lost(c);
+	e = bpf_map_lookup_elem(&scratch_exec, &zero);
+	if (!e)
 		return 0;
-	}
 	fill_hdr(&e->h, cgid, TRACE_EXEC);
 	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	filename = BPF_CORE_READ(bprm, filename);
@@ -231,8 +266,8 @@ int cw_exec(struct bpf_raw_tracepoint_args *ctx)
 	if (len && bpf_probe_read_user(e->argv, len, (void *)start))
 		len = 0;
 	e->argv_len = len;
-	__sync_fetch_and_add(&c->emitted, 1);
-	bpf_ringbuf_submit(e, 0);
+	output(c, e, __builtin_offsetof(struct trace_exec, argv) + len,
+	       sizeof(*e));
 	return 0;
 }
 
@@ -359,10 +394,12 @@ static __always_inline void count_file_written(struct trace_call *c)
 }
 
 /* Fills what every file record shares; the op-specific fields after. */
-static __always_inline void fill_file(struct trace_file *f, const struct sc *s,
-				      __u64 cgid)
+static __always_inline __u32 fill_file(struct trace_file *f,
+				       const struct sc *s, __u64 cgid)
 {
 	const char *path = 0;
+	__u32 len;
+	int cut;
 
 	fill_hdr(&f->h, cgid, TRACE_FILE);
 	f->ret = s->ret;
@@ -471,8 +508,10 @@ static __always_inline void fill_file(struct trace_file *f, const struct sc *s,
 		f->flags = s->a[4];
 		break;
 	}
-	if (read_path(f->path, path))
+	len = read_path(f->path, path, &cut);
+	if (cut)
 		f->h.truncated |= TRACE_TRUNC_PATH;
+	return len;
 }
 
 static __always_inline const char *rename_target(const struct sc *s)
@@ -527,12 +566,13 @@ SEC("raw_tracepoint/sys_exit")
 int cw_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct pt_regs___cw *regs = (void *)ctx->args[0];
+	struct trace_file2 *f2;
 	struct trace_call *c;
 	struct trace_file *f;
 	struct sc s;
 	__u64 cgid;
-	__u32 zero = 0;
-	int is_open = 0;
+	__u32 zero = 0, len;
+	int is_open = 0, cut;
 
 	s.nr = BPF_CORE_READ(regs, orig_ax);
 	switch (s.nr) {
@@ -582,45 +622,25 @@ int cw_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	s.a[3] = BPF_CORE_READ(regs, r10);
 	s.a[4] = BPF_CORE_READ(regs, r8);
 
-	if (s.nr == __NR_rename || s.nr == __NR_renameat ||
-	    s.nr == __NR_renameat2) {
-		struct trace_file2 *f2;
-
-		f2 = bpf_ringbuf_reserve(&events, sizeof(*f2), 0);
-		if (!f2) {
-			count_lost(c);
-			return 0;
-		}
-		fill_file(&f2->f, &s, cgid);
-		if (read_path(f2->path2, rename_target(&s)))
-			f2->f.h.truncated |= TRACE_TRUNC_PATH2;
-		__sync_fetch_and_add(&c->emitted, 1);
-		bpf_ringbuf_submit(f2, 0);
+	f2 = bpf_map_lookup_elem(&scratch, &zero);
+	if (!f2)
 		return 0;
-	}
-
-	f = bpf_ringbuf_reserve(&events, sizeof(*f), 0);
-	if (!f) {
-		count_lost(c);
-		/* The limits hold even when the record is lost. */
-		if (!is_open)
-			return 0;
-		f = bpf_map_lookup_elem(&scratch, &zero);
-		if (!f)
-			return 0;
-		fill_file(f, &s, cgid);
-		deny_check(c, f->path);
-		if (opened_for_write(&s, f->flags))
-			count_file_written(c);
-		return 0;
-	}
-	fill_file(f, &s, cgid);
+	f = &f2->f;
+	len = fill_file(f, &s, cgid);
+	/* The limits hold whether or not the record finds room. */
 	if (is_open) {
 		deny_check(c, f->path);
 		if (opened_for_write(&s, f->flags))
 			count_file_written(c);
 	}
-	__sync_fetch_and_add(&c->emitted, 1);
-	bpf_ringbuf_submit(f, 0);
+	if (f->op == TRACE_OP_RENAME) {
+		read_path(f2->path2, rename_target(&s), &cut);
+		if (cut)
+			f->h.truncated |= TRACE_TRUNC_PATH2;
+		output(c, f2, sizeof(*f2), sizeof(*f2));
+	} else {
+		output(c, f, __builtin_offsetof(struct trace_file, path) + len,
+		       sizeof(*f));
+	}
 	return 0;
 }

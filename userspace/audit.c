@@ -1139,11 +1139,11 @@ int cw_audit_write(struct cw_audit *a, const char *type,
 	return cw_audit_write_flags(a, type, invocation, fields, 0, err);
 }
 
-int cw_audit_write_flags(struct cw_audit *a, const char *type,
-			 const char *invocation, json_t *fields,
-			 unsigned flags, struct cw_error *err)
+/* Checks a record and builds its middle (type, invocation, fields). */
+static int prepare_record(struct cw_audit *a, const char *type,
+			  const char *invocation, json_t *fields,
+			  struct cw_buf *mid, struct cw_error *err)
 {
-	struct cw_buf mid = { 0 };
 	size_t i;
 	int ret;
 
@@ -1168,17 +1168,31 @@ int cw_audit_write_flags(struct cw_audit *a, const char *type,
 			goto out;
 		}
 	}
-	ret = build_middle(a->path, type, invocation, fields, &mid, err);
+	ret = build_middle(a->path, type, invocation, fields, mid, err);
 	if (ret)
 		goto out;
 	/* Refuse before taking any lock what can never fit. */
-	if (mid.len >= CW_AUDIT_MAX_LINE) {
+	if (mid->len >= CW_AUDIT_MAX_LINE) {
 		ret = -EMSGSIZE;
 		audit_err(err, a->path, 0,
 			  "record of over %zu bytes exceeds the %u byte line limit",
-			  mid.len, CW_AUDIT_MAX_LINE - 1);
+			  mid->len, CW_AUDIT_MAX_LINE - 1);
 		goto out;
 	}
+out:
+	return ret;
+}
+
+int cw_audit_write_flags(struct cw_audit *a, const char *type,
+			 const char *invocation, json_t *fields,
+			 unsigned flags, struct cw_error *err)
+{
+	struct cw_buf mid = { 0 };
+	int ret;
+
+	ret = prepare_record(a, type, invocation, fields, &mid, err);
+	if (ret)
+		goto out;
 	ret = -pthread_mutex_lock(&a->lock);
 	if (ret) {
 		audit_err(err, a->path, 0, "pthread_mutex_lock failed: %s",
@@ -1189,6 +1203,164 @@ int cw_audit_write_flags(struct cw_audit *a, const char *type,
 	pthread_mutex_unlock(&a->lock);
 out:
 	cw_buf_free(&mid);
+	return ret;
+}
+
+/*
+ * Appends as many of mids as fit before the rotation size with one flock,
+ * one write() and (without CW_AUDIT_DEFER_SYNC) one fdatasync: the same
+ * lines, seq and chain as one append_record each. The count written (0
+ * when the first needs a rotation: the caller then uses append_record), or
+ * -errno with nothing written.
+ */
+static int append_batch(struct cw_audit *a, const struct cw_buf *mids,
+			size_t n, unsigned flags, struct cw_error *err)
+{
+	char hash[HASH_HEX + 1];
+	struct cw_buf line = { 0 }, all = { 0 };
+	struct stat st;
+	struct tail t;
+	uint64_t seq;
+	size_t i, skip;
+	int ret;
+
+	ret = lock_file(a->wfd, LOCK_EX);
+	if (ret) {
+		audit_err(err, a->path, 0, "flock failed: %s", errstr(-ret));
+		return ret;
+	}
+	if (fstat(a->wfd, &st)) {
+		ret = -errno;
+		audit_err(err, a->path, 0, "fstat failed: %s", errstr(-ret));
+		goto out;
+	}
+	ret = follow_path(a, &st, err);
+	if (ret)
+		goto out;
+	if (a->tail_known && st.st_size == a->end) {
+		memset(&t, 0, sizeof(t));
+		t.seq = a->seq;
+		memcpy(t.hash, a->hash, sizeof(t.hash));
+	} else {
+		ret = find_tail(a, st.st_size, &t, err);
+		if (ret)
+			goto out;
+	}
+	memcpy(hash, t.hash, sizeof(hash));
+	seq = t.seq;
+	for (i = 0; i < n; i++) {
+		bool first = i == 0;
+
+		if (seq >= (uint64_t)INT64_MAX) {
+			ret = -EOVERFLOW;
+			audit_err(err, a->path, 0, "seq would overflow");
+			goto out;
+		}
+		/* Only the first line mends a torn tail or notes it. */
+		skip = first && t.need_nl ? 1 : 0;
+		if (build_line(&line, skip, seq + 1, &mids[i],
+			       first && t.damaged, NULL, hash)) {
+			ret = -ENOMEM;
+			audit_err(err, a->path, 0, "no memory to build the record");
+			goto out;
+		}
+		if (a->max_bytes && st.st_size + all.len > 0 &&
+		    !(first && t.need_nl) &&
+		    (uint64_t)st.st_size + all.len + line.len + 1 > a->max_bytes)
+			break;
+		if (line.len - skip >= CW_AUDIT_MAX_LINE) {
+			ret = -EMSGSIZE;
+			audit_err(err, a->path, 0,
+				  "record of %zu bytes exceeds the %u byte line limit",
+				  line.len - skip, CW_AUDIT_MAX_LINE - 1);
+			goto out;
+		}
+		if (sha256_hex(line.data + skip, line.len - skip, hash)) {
+			ret = -EIO;
+			audit_err(err, a->path, 0, "SHA-256 failed");
+			goto out;
+		}
+		if (cw_buf_append(&all, line.data, line.len) ||
+		    cw_buf_append(&all, "\n", 1)) {
+			ret = -ENOMEM;
+			audit_err(err, a->path, 0, "no memory to build the record");
+			goto out;
+		}
+		seq++;
+	}
+	if (!all.len)
+		goto out;	/* ret 0: the first needs a rotation */
+	ret = cw_write_all(a->wfd, all.data, all.len);
+	if (ret) {
+		audit_err(err, a->path, 0, "writing records to seq %" PRIu64
+			  " failed: %s", seq, errstr(-ret));
+		undo_append(a, st.st_size);
+		goto out;
+	}
+	if (!(flags & CW_AUDIT_DEFER_SYNC) && fdatasync(a->wfd)) {
+		ret = -errno;
+		audit_err(err, a->path, 0, "fdatasync of records to seq %" PRIu64
+			  " failed: %s", seq, errstr(-ret));
+		undo_append(a, st.st_size);
+		goto out;
+	}
+	a->end = st.st_size + (off_t)all.len;
+	a->seq = seq;
+	memcpy(a->hash, hash, sizeof(a->hash));
+	a->tail_known = true;
+	ret = (int)i;
+out:
+	if (ret < 0)
+		a->tail_known = false;
+	lock_file(a->wfd, LOCK_UN);
+	cw_buf_free(&line);
+	cw_buf_free(&all);
+	return ret;
+}
+
+int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
+			 size_t n, unsigned flags, struct cw_error *err)
+{
+	struct cw_buf *mids;
+	size_t i, done = 0;
+	int ret = 0;
+
+	if (!n)
+		return 0;
+	if (n > INT_MAX) {
+		audit_err(err, a ? a->path : "", 0, "too many records at once");
+		return -E2BIG;
+	}
+	mids = calloc(n, sizeof(*mids));
+	if (!mids) {
+		audit_err(err, a ? a->path : "", 0, "no memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < n && !ret; i++)
+		ret = prepare_record(a, recs[i].type, recs[i].invocation,
+				     recs[i].fields, &mids[i], err);
+	if (ret)
+		goto out;
+	ret = -pthread_mutex_lock(&a->lock);
+	if (ret) {
+		audit_err(err, a->path, 0, "pthread_mutex_lock failed: %s",
+			  errstr(-ret));
+		goto out;
+	}
+	while (done < n) {
+		ret = append_batch(a, mids + done, n - done, flags, err);
+		if (ret == 0)	/* a rotation: this record on its own */
+			ret = append_record(a, &mids[done], flags, err) ?: 1;
+		if (ret < 0)
+			break;
+		done += (size_t)ret;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&a->lock);
+out:
+	for (i = 0; i < n; i++)
+		cw_buf_free(&mids[i]);
+	free(mids);
 	return ret;
 }
 

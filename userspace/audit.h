@@ -54,6 +54,19 @@ int cw_audit_write_flags(struct cw_audit *a, const char *type,
 			 const char *invocation, json_t *fields,
 			 unsigned flags, struct cw_error *err);
 
+/* Several records at once, in order: one lock, one write() (and one
+ * fdatasync unless CW_AUDIT_DEFER_SYNC) for as many as fit before the
+ * rotation size; the lines, seq and chain are those of one
+ * cw_audit_write_flags each. For bursts of kernel events. 0, or -errno with
+ * err: records before the failing write stay written, none after it. */
+struct cw_audit_rec {
+	const char *type;
+	const char *invocation;
+	json_t *fields;		/* borrowed */
+};
+int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
+			 size_t n, unsigned flags, struct cw_error *err);
+
 const char *cw_audit_path(const struct cw_audit *a);
 
 /*

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,8 @@
 #include "trace.h"
 #include "trace.skel.h"
 
+#define CW_MIN(a, b) ((a) < (b) ? (a) : (b))
+
 /* How long cw_trace_call_end waits for records still being written by
  * another CPU (a reserved, uncommitted record holds back those after it). */
 #define END_WAIT_US 200000
@@ -46,6 +49,7 @@ struct cw_trace_call {
 	cw_trace_sink sink;
 	void *ctx;
 	uint64_t delivered;	/* bpf events handed to the sink */
+	bool unflushed;		/* events since the sink's last flush */
 	struct cw_trace_stats st;
 	struct cw_trace_call *next;
 };
@@ -129,9 +133,12 @@ int cw_trace_decode(const void *data, size_t size, struct cw_trace_event *ev)
 	ev->argv_truncated = h->truncated & TRACE_TRUNC_ARGV;
 	switch (h->kind) {
 	case TRACE_EXEC: {
+		/* Sent up to the end of its argv. */
 		const struct trace_exec *e = data;
+		size_t at = offsetof(struct trace_exec, argv);
 
-		if (size < sizeof(*e) || e->argv_len > sizeof(e->argv))
+		if (size < at || e->argv_len > sizeof(e->argv) ||
+		    e->argv_len > size - at)
 			return -EINVAL;
 		ev->kind = CW_TRACE_EXEC;
 		ev->ppid = e->ppid;
@@ -157,14 +164,15 @@ int cw_trace_decode(const void *data, size_t size, struct cw_trace_event *ev)
 		return 0;
 	}
 	case TRACE_FILE: {
+		/* Sent up to the NUL of its path; a rename whole. */
 		const struct trace_file *f = data;
+		size_t at = offsetof(struct trace_file, path);
 
-		if (size < sizeof(*f) || !f->op ||
-		    f->op >= CW_ARRAY_SIZE(file_ops))
+		if (size <= at || !f->op || f->op >= CW_ARRAY_SIZE(file_ops))
 			return -EINVAL;
 		ev->kind = CW_TRACE_FILE;
 		ev->op = file_ops[f->op];
-		ev->path = fixed_str(f->path, sizeof(f->path));
+		ev->path = fixed_str(f->path, CW_MIN(size - at, sizeof(f->path)));
 		if (!ev->path)
 			return -EINVAL;
 		if (f->op == TRACE_OP_RENAME) {
@@ -385,8 +393,31 @@ static void deliver(struct cw_trace_call *c, const struct cw_trace_event *ev)
 		c->st.file++;
 		break;
 	}
+	c->unflushed = true;
 	if (c->sink)
 		c->sink(c->ctx, ev);
+}
+
+/* The end of a round of reading: sinks that buffer write what they hold.
+ * Under drain_lock, so no call is freed meanwhile. */
+static void flush_sinks(struct cw_trace *t)
+{
+	struct cw_trace_call *c, *dirty[64];
+	size_t i, n;
+
+	do {
+		n = 0;
+		pthread_mutex_lock(&t->lock);
+		for (c = t->calls; c && n < CW_ARRAY_SIZE(dirty); c = c->next)
+			if (c->unflushed) {
+				c->unflushed = false;
+				dirty[n++] = c;
+			}
+		pthread_mutex_unlock(&t->lock);
+		for (i = 0; i < n; i++)
+			if (dirty[i]->sink)
+				dirty[i]->sink(dirty[i]->ctx, NULL);
+	} while (n == CW_ARRAY_SIZE(dirty));
 }
 
 /* Called by libbpf for each record, under drain_lock. */
@@ -445,6 +476,7 @@ static void drain(struct cw_trace *t)
 		ring_buffer__consume(t->rb);
 	if (t->fan)
 		cw_fanotify_read(t->fan, on_fan_event, on_fan_unattributed, t);
+	flush_sinks(t);
 	pthread_mutex_unlock(&t->drain_lock);
 }
 
@@ -761,6 +793,7 @@ void cw_trace_call_end(struct cw_trace *t, struct cw_trace_call *c,
 		if (t->fan)
 			cw_fanotify_read(t->fan, on_fan_event,
 					 on_fan_unattributed, t);
+		flush_sinks(t);
 		if (!t->skel)
 			break;
 		have = !bpf_map__lookup_elem(t->skel->maps.calls, &c->cgid,

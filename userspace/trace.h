@@ -110,7 +110,10 @@ typedef void (*cw_trace_sink)(void *ctx, const struct cw_trace_event *ev);
 /* Starts tracing the call whose processes live in the v2 cgroup cgid
  * (named invocation beneath the calls cgroup, for fanotify), with
  * sb->files enforced. sink is called from the reading thread, or from
- * cw_trace_call_end, never concurrently for one call. NULL + err. */
+ * cw_trace_call_end, never concurrently for one call: once per event, and
+ * with ev NULL at the end of each round of reading (a sink that buffers
+ * writes what it holds then; the last such call comes before
+ * cw_trace_call_end returns). NULL + err. */
 struct cw_trace_call *cw_trace_call_add(struct cw_trace *t, uint64_t cgid,
 					const char *invocation,
 					const struct cw_sandbox *sb,

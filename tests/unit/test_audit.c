@@ -1015,6 +1015,65 @@ static void read_set(const char *path, struct lines *all, size_t *nfiles,
 	cw_audit_files_free(files, n);
 }
 
+/* A batch writes the lines single writes would: one chain, in order,
+ * rotating between its records where the size says so. */
+static void test_batch(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	struct cw_audit_rec recs[30];
+	json_t *fields[30];
+	size_t nfiles, first[32];
+	struct cw_error err;
+	struct cw_audit *a;
+	struct lines all;
+	char pad[200];
+	uint64_t n = 0;
+	int i;
+
+	memset(pad, 'p', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 2, "single");
+	for (i = 0; i < 30; i++) {
+		fields[i] = json_pack("{s:i, s:s}", "i", i, "pad", pad);
+		assert_non_null(fields[i]);
+		recs[i].type = "file";
+		recs[i].invocation = "inv-b";
+		recs[i].fields = fields[i];
+	}
+	/* without rotation: 10 records in one write */
+	assert_int_equal(0, cw_audit_write_batch(a, recs, 10,
+						 CW_AUDIT_DEFER_SYNC, &err));
+	write_n(a, 1, "single");
+	/* a 2 KiB file holds a few: the batch crosses rotations */
+	cw_audit_set_max_bytes(a, ROT_MAX);
+	assert_int_equal(0, cw_audit_write_batch(a, recs + 10, 20, 0, &err));
+	/* a reserved name refuses the whole batch, writing none */
+	json_object_set_new(fields[0], "seq", json_integer(1));
+	assert_int_equal(-EINVAL, cw_audit_write_batch(a, recs, 2, 0, &err));
+	assert_non_null(strstr(err.text, "reserved"));
+	cw_audit_close(a);
+
+	read_set(path, &all, &nfiles, first);
+	assert_true(nfiles >= 3);
+	assert_int_equal(33, all.n);
+	check_chain(&all, 0, 1, "");
+	for (i = 0; i < 30; i++) {
+		json_t *o = parse_line(&all, (size_t)(i < 10 ? 2 + i : 3 + i));
+
+		assert_string_equal("file", json_string_value(json_object_get(o, "type")));
+		assert_int_equal(i, json_integer_value(json_object_get(o, "i")));
+		json_decref(o);
+	}
+	assert_int_equal(0, cw_audit_verify(path, &n, &err));
+	assert_int_equal(33, n);
+	for (i = 0; i < 30; i++)
+		json_decref(fields[i]);
+	lines_free(&all);
+	free(path);
+}
+
 static void test_rotation_keeps_chain(void **state)
 {
 	char *dir = *state, *path = join(dir, "audit.jsonl");
@@ -1419,6 +1478,7 @@ int main(void)
 		DIR_TEST(test_large_record),
 		DIR_TEST(test_oversized_record_refused),
 		DIR_TEST(test_rotation_keeps_chain),
+		DIR_TEST(test_batch),
 		DIR_TEST(test_rotation_with_forked_writers),
 		DIR_TEST(test_verify_across_rotation),
 		DIR_TEST(test_rotation_after_torn_tail),

@@ -50,6 +50,7 @@ static struct {
 	char dir[PATH_MAX];	/* scratch directory for files */
 	struct seen ev[MAX_EVS];
 	int nev;
+	int flushes;
 } F;
 
 #define NEED_KERNEL()                                                \
@@ -170,9 +171,14 @@ static void test_decode_rejects(void **state)
 	memset(&f, 0, sizeof(f));
 	f.h.kind = TRACE_FILE;
 	f.op = TRACE_OP_OPEN;
-	/* short, unknown kind, unknown op, unterminated path */
+	/* short, cut before its path, unknown kind, unknown op,
+	 * unterminated path; a record ends at its path's NUL */
 	assert_int_equal(-EINVAL, cw_trace_decode(&f, sizeof(f.h) - 1, &ev));
-	assert_int_equal(-EINVAL, cw_trace_decode(&f, sizeof(f) - 1, &ev));
+	assert_int_equal(-EINVAL, cw_trace_decode(&f, offsetof(struct trace_file, path), &ev));
+	strcpy(f.path, "/etc/hostname");
+	assert_int_equal(0, cw_trace_decode(&f, offsetof(struct trace_file, path) + 14, &ev));
+	assert_string_equal("/etc/hostname", ev.path);
+	assert_int_equal(-EINVAL, cw_trace_decode(&f, offsetof(struct trace_file, path) + 13, &ev));
 	f.h.kind = 99;
 	assert_int_equal(-EINVAL, cw_trace_decode(&f, sizeof(f), &ev));
 	f.h.kind = TRACE_FILE;
@@ -289,6 +295,7 @@ static int reset(void **state)
 {
 	(void)state;
 	F.nev = 0;
+	F.flushes = 0;
 	return 0;
 }
 
@@ -297,6 +304,10 @@ static void sink(void *ctx, const struct cw_trace_event *ev)
 	struct seen *s;
 
 	(void)ctx;
+	if (!ev) {		/* the end of a round of reading */
+		F.flushes++;
+		return;
+	}
 	if (F.nev == MAX_EVS)
 		return;
 	s = &F.ev[F.nev++];
@@ -474,6 +485,8 @@ static void test_tracepoints(void **state)
 	}
 	assert_int_equal(0, st.lost);
 	assert_int_equal(0, st.missing);
+	/* the sink was told a round had ended after its last event */
+	assert_true(F.flushes > 0);
 	assert_int_equal(1, st.exec);
 	assert_int_equal(1, st.exit);
 	assert_int_equal(F.nev, st.exec + st.file + st.fork + st.exit);
@@ -481,6 +494,13 @@ static void test_tracepoints(void **state)
 	assert_int_equal(1, st.files_written);
 	cw_trace_close(t);
 	cgroup_remove(cg);
+}
+
+static void slow_sink(void *ctx, const struct cw_trace_event *ev)
+{
+	(void)ctx;
+	if (ev)
+		usleep(200);
 }
 
 /* Opens many files in a call cgroup. */
@@ -498,7 +518,7 @@ static void many_opens(const char *tag)
 
 static void test_lost_counted(void **state)
 {
-	/* One page: a handful of records. */
+	/* One page: a few dozen records. */
 	struct cw_trace_opts o = { .bpf = true, .ringbuf_kib = 4 };
 	struct cw_trace_stats st;
 	struct cw_trace_call *c;
@@ -513,8 +533,9 @@ static void test_lost_counted(void **state)
 	assert_non_null(t);
 	memset(&sb, 0, sizeof(sb));
 	new_call("inv-unit-2", cg, sizeof(cg));
-	c = cw_trace_call_add(t, cgroup_id(cg), "inv-unit-2", &sb, NULL, NULL,
-			      &err);
+	/* a sink slower than the burst: the ring buffer fills */
+	c = cw_trace_call_add(t, cgroup_id(cg), "inv-unit-2", &sb, slow_sink,
+			      NULL, &err);
 	assert_non_null(c);
 	run_child(cg, "burst", many_opens);
 	cw_trace_call_end(t, c, &st);
