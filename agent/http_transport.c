@@ -23,8 +23,10 @@
 #include "mcp.h"
 
 /* An SSE stream with nothing to say sends a comment this often, so proxies
- * keep it open and a client that went away is noticed. */
-#define KEEPALIVE_S 15
+ * keep it open and a client that went away is noticed; and at least twice
+ * per idle timeout, which libmicrohttpd also applies to a response that
+ * sends nothing. */
+#define KEEPALIVE_MS 15000
 
 static const char *const versions[] = { "2025-11-25", "2025-06-18",
 					"2025-03-26" };
@@ -201,7 +203,8 @@ static void session_unlink(struct cw_http *h, struct session *s)
 		}
 }
 
-/* Ends sessions idle too long; sess_lock held. Returns how many. */
+/* Ends sessions idle too long and not in use; sess_lock held. Returns how
+ * many. The list is short (max_sessions), so a walk per request is cheap. */
 static unsigned sessions_expire(struct cw_http *h, int64_t now)
 {
 	struct session *s = h->sessions, *next;
@@ -225,12 +228,14 @@ static unsigned sessions_expire(struct cw_http *h, int64_t now)
 static struct session *session_find(struct cw_http *h, const char *id,
 				    const char *grant)
 {
+	int64_t now = cw_mono_us();
 	struct session *s;
 	size_t n = strlen(id);
 
 	if (n != sizeof(s->id) - 1)
 		return NULL;
 	pthread_mutex_lock(&h->sess_lock);
+	sessions_expire(h, now);
 	for (s = h->sessions; s; s = s->next)
 		if (sodium_memcmp(s->id, id, n) == 0)
 			break;
@@ -239,7 +244,7 @@ static struct session *session_find(struct cw_http *h, const char *id,
 		s = NULL;
 	if (s) {
 		s->refs++;
-		s->last_used_us = cw_mono_us();
+		s->last_used_us = now;
 	}
 	pthread_mutex_unlock(&h->sess_lock);
 	return s;
@@ -404,6 +409,7 @@ struct stream {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int refs;			/* under lock: worker + response */
+	int64_t keepalive_ms;
 	struct cw_buf out;		/* bytes not yet sent start at sent */
 	size_t sent;
 	bool done;			/* the worker wrote everything */
@@ -467,7 +473,12 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	pthread_mutex_lock(&st->lock);
 	while (st->out.len == st->sent && !st->done) {
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += KEEPALIVE_S;
+		until.tv_sec += st->keepalive_ms / 1000;
+		until.tv_nsec += (st->keepalive_ms % 1000) * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
 		if (pthread_cond_timedwait(&st->cond, &st->lock, &until) ==
 			    ETIMEDOUT &&
 		    st->out.len == st->sent && !st->done) {
@@ -528,6 +539,9 @@ static enum MHD_Result send_stream(struct cw_http *h, struct MHD_Connection *c,
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_cond_init(&st->cond, NULL);
 	st->refs = 2;
+	st->keepalive_ms = (int64_t)h->timeout_s * 1000 / 2;
+	if (st->keepalive_ms > KEEPALIVE_MS)
+		st->keepalive_ms = KEEPALIVE_MS;
 	st->h = h;
 	st->s = s;
 	st->msg = msg;

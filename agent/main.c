@@ -85,7 +85,7 @@ struct common {
 enum { OPT_POLICY = 1000, OPT_STATE, OPT_AUDIT, OPT_AUDIT_MAX, OPT_RINGBUF,
        OPT_MAXREQ, OPT_TOOL, OPT_ARGS, OPT_GRANT, OPT_SESSION, OPT_CWD,
        OPT_TIMEOUT, OPT_HELP, OPT_HTTP, OPT_TOKENS, OPT_ORIGIN,
-       OPT_HTTP_TIMEOUT, OPT_MAXCONN };
+       OPT_HTTP_TIMEOUT, OPT_MAXCONN, OPT_SESSION_IDLE };
 
 #define COMMON_OPTS                                                 \
 	{ "policy", required_argument, NULL, OPT_POLICY },          \
@@ -269,6 +269,7 @@ static int cmd_serve(int argc, char **argv)
 		{ "allow-origin", required_argument, NULL, OPT_ORIGIN },
 		{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
 		{ "max-connections", required_argument, NULL, OPT_MAXCONN },
+		{ "session-idle", required_argument, NULL, OPT_SESSION_IDLE },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct common co = { 0 };
@@ -318,6 +319,11 @@ static int cmd_serve(int argc, char **argv)
 					&ho.max_connections) < 0)
 				return 2;
 			break;
+		case OPT_SESSION_IDLE:
+			if (parse_count("--session-idle", optarg, 1, 7 * 86400,
+					&ho.session_idle_s) < 0)
+				return 2;
+			break;
 		case OPT_HELP:
 			printf("usage: %s serve [OPTIONS]\n"
 			       "       %s serve --http [HOST:]PORT --tokens FILE [OPTIONS]\n\n"
@@ -332,7 +338,8 @@ static int cmd_serve(int argc, char **argv)
 			       "                    with any other Origin get 403; without one they pass)\n"
 			       "  --http-timeout S  idle connections close, and a body must arrive, within\n"
 			       "                    S seconds (default %d)\n"
-			       "  --max-connections N  connections at once (default %d)\n\n"
+			       "  --max-connections N  connections at once (default %d)\n"
+			       "  --session-idle S  a session unused for S seconds ends (default 3600)\n\n"
 			       "With --http, SIGHUP reloads the token file and the policies (all or\n"
 			       "nothing: a reload that fails keeps the running ones and says why).\n",
 			       prog, prog, common_help, CW_DEFAULT_MAX_REQUEST,
@@ -356,8 +363,8 @@ static int cmd_serve(int argc, char **argv)
 		return 2;
 	}
 	if (!ho.listen && (ho.tokens_path || ho.norigins || ho.timeout_s ||
-			   ho.max_connections)) {
-		fprintf(stderr, "%s serve: --tokens, --allow-origin, --http-timeout and --max-connections only go with --http\n",
+			   ho.max_connections || ho.session_idle_s)) {
+		fprintf(stderr, "%s serve: --tokens, --allow-origin, --http-timeout, --max-connections and --session-idle only go with --http\n",
 			prog);
 		return 2;
 	}

@@ -230,3 +230,48 @@ decisions() {
 	run req POST "$TOKEN_alice" "" "$INIT"
 	assert_output 200
 }
+
+@test "a call longer than the idle timeout is answered over SSE, kept alive meanwhile" {
+	http_start --http-timeout 1
+	sid=$(http_init "$TOKEN_alice")
+	slow='{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"sleep 2.5; echo slow-done"}}}'
+	run req POST "$TOKEN_alice" "$sid" "$slow"
+	assert_output 200
+	assert_equal "$(sse_data | jq -r .result.structuredContent.stdout)" slow-done
+	# comments every half timeout kept the idle connection from closing
+	[ "$(grep -c '^: keepalive$' "$T/b")" -ge 2 ] || fail "no keepalives: $(cat "$T/b")"
+}
+
+@test "a session unused for --session-idle ends; one in use goes on" {
+	http_start --session-idle 1
+	old=$(http_init "$TOKEN_alice")
+	live=$(http_init "$TOKEN_alice")
+	for _ in 1 2 3 4; do
+		sleep 0.5
+		run req POST "$TOKEN_alice" "$live" "$LIST"
+		assert_output 200
+	done
+	run req POST "$TOKEN_alice" "$old" "$LIST"
+	assert_output 404
+}
+
+@test "the E2B start command of the README: 0.0.0.0 listens on every address; a bare port means loopback" {
+	"$CW" serve --http 0.0.0.0:0 --tokens "$T/tokens.json" --policy "$ROOT/policies/e2b-run-command.json" \
+		--state-dir "$STATE" --audit "$AUDIT" >/dev/null 2>"$T/any.err" 3>&- </dev/null &
+	HTTP_PID=$!
+	for _ in $(seq 100); do grep -q 'MCP on' "$T/any.err" && break; sleep 0.05; done
+	port=$(sed -n 's|.*MCP on http://0.0.0.0:\([0-9]*\)/mcp.*|\1|p' "$T/any.err")
+	[ -n "$port" ] || fail "$(cat "$T/any.err")"
+	URL="http://127.0.0.1:$port/mcp"
+	sid=$(http_init "$TOKEN_alice")
+	run req POST "$TOKEN_alice" "$sid" "$CALL"
+	assert_equal "$(sse_data | jq -r .result.structuredContent.stdout)" ran-42
+	http_stop
+	# --http PORT alone binds 127.0.0.1
+	"$CW" serve --http 0 --tokens "$T/tokens.json" --state-dir "$STATE" --audit "$AUDIT" \
+		>/dev/null 2>"$T/lo.err" 3>&- </dev/null &
+	HTTP_PID=$!
+	for _ in $(seq 100); do grep -q 'MCP on' "$T/lo.err" && break; sleep 0.05; done
+	run grep -o 'MCP on http://127.0.0.1:[0-9]*/mcp' "$T/lo.err"
+	assert_success
+}
