@@ -103,8 +103,8 @@ start "$work/state-layers"
 echo '  $ echo x > /var/tmp/cw-demo   (world-writable, but not a write path of the policy)'
 run_command 'echo x > /var/tmp/cw-demo'
 show
-echo '  $ curl-like connect to the cloud metadata service 169.254.169.254:80'
-run_command "python3 -c 'import socket; socket.create_connection((\"169.254.169.254\", 80), timeout=3)' 2>&1 | tail -1"
+echo '  $ curl-like connect to the cloud metadata service 169.254.169.254:80; unshare -U true'
+run_command "python3 -c 'import socket; socket.create_connection((\"169.254.169.254\", 80), timeout=3)' 2>&1 | tail -1; unshare -U true 2>&1"
 show
 echo '  $ b(){ b|b& }; b    (a fork bomb, with a 3 s timeout)'
 run_command 'b(){ b|b& }; b; sleep 5' '{"timeout": 3}'
@@ -135,7 +135,7 @@ echo
 echo "  the first decision record in full:"
 jq -n 'first(inputs | select(.type == "decision"))' "$AUDIT" | sed 's/^/    /'
 
-bold "8. The trail of one call: the connect to the metadata service"
+bold "8. The trail of one call: the connect to the metadata service, then a new user namespace"
 inv=$(jq -nr 'first(inputs | select(.type == "net" and .verdict == "deny") | .invocation)' "$AUDIT")
 jq -r --arg inv "$inv" 'select(.invocation == $inv) |
 	if .type == "decision" then "  #\(.seq) decision  \(.verdict) by \(.rule): \(.args.command)"
@@ -145,6 +145,7 @@ jq -r --arg inv "$inv" 'select(.invocation == $inv) |
 	elif .type == "process" then "  #\(.seq) exit      pid \(.pid) code \(.exit_code) signal \(.signal)"
 	elif .type == "file" and (.path | test("^/(usr/)?lib|^/etc/ld.so|/locale|gconv|pycache|^/usr/lib/python") | not) then "  #\(.seq) file      pid \(.pid) \(.comm) \(.op) \(.path) -> \(.result // "")"
 	elif .type == "net" then "  #\(.seq) net       pid \(.pid) \(.comm) \(.op) \(.address):\(.port) \(.verdict) (rule \(.rule))"
+	elif .type == "seccomp" then "  #\(.seq) seccomp   pid \(.pid) \(.comm) \(.syscall)(\(.args[0]), ...) \(.action)"
 	elif .type == "exit" then "  #\(.seq) exit      exit_code \(.exit_code), \(.events.exec) execs, \(.events.file) file events, \(.events_lost) lost"
 	else empty end' "$AUDIT"
 echo "  (opens of libraries, locales and Python's own modules left out)"
@@ -152,7 +153,7 @@ echo "  (opens of libraries, locales and Python's own modules left out)"
 bold "9. Checking the trail: cmdwarden audit verify, query, stats"
 echo '  $ cmdwarden audit verify'
 "$CW" audit verify "$AUDIT" | sed 's/^/  /'
-echo '  $ cmdwarden audit query --type seccomp    (the denial of step 3, as written)'
+echo '  $ cmdwarden audit query --type seccomp    (the denials of steps 3 and 6, as written)'
 "$CW" audit query --type seccomp "$AUDIT" | jq -c 'del(.prev)' | sed 's/^/  /'
 echo '  $ cmdwarden audit stats'
 "$CW" audit stats "$AUDIT" | sed 's/^/  /'
