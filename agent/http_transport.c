@@ -795,11 +795,12 @@ static enum MHD_Result on_body(struct cw_http *h, struct MHD_Connection *c,
 			      "parse error at line %d, column %d: %s",
 			      jerr.line, jerr.column, jerr.text);
 	if (!json_is_object(msg)) {
+		bool batch = json_is_array(msg);
+
 		json_decref(msg);
 		return refuse(c, MHD_HTTP_BAD_REQUEST,
 			      CW_JSONRPC_INVALID_REQUEST,
-			      json_is_array(msg) ?
-				      "batches are not supported: send one JSON-RPC message per request" :
+			      batch ? "batches are not supported: send one JSON-RPC message per request" :
 				      "a JSON-RPC message must be an object");
 	}
 	if (is_request(msg, "initialize"))
