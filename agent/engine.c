@@ -1,4 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * Concurrent calls. cw_engine_call runs on many threads at once (one per
+ * MCP request, plus one per background command). What they share:
+ *  - rules (policy, seccomp program, Landlock ruleset): reference-counted,
+ *    read-only but for the Landlock ruleset, swapped under the rules'
+ *    ll_lock when stale and kept alive by its own count while a launch
+ *    uses it; e->rules_lock guards the swap of the default rules (reload);
+ *  - audit writer, rate-limit store, bpfnet maps and ring buffer, kernel
+ *    event tracing, the cgroup pool, the launcher's account cache: each
+ *    has its own lock inside its module;
+ *  - cgroup root: read-only after open; each call works in its own
+ *    directory;
+ *  - e->lock guards the rest: the sealed list, the running-command count
+ *    and limit for max_concurrent, and the list of
+ *    calls whose network events are being collected (a drain hands each
+ *    event to the call it belongs to, whichever thread drains);
+ *  - background jobs: agent/jobs.c, under its own lock.
+ * Lock order: bpfnet's drain lock, then e->lock, then the audit lock.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -6,12 +25,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "engine.h"
+#include "jobs.h"
 #include "bpfnet.h"
 #include "cgroup.h"
 #include "cgroup_pool.h"
@@ -28,19 +49,25 @@
 #define SEALED_TTL_US (300LL * 1000000)	/* beyond TCP's FIN timeouts */
 #define MAX_ENV_BYTES (64 * 1024)
 
+/* A Landlock ruleset in use by launches; freed by its last user. */
+struct ll_ref {
+	struct cw_landlock *ll;
+	int refs;
+};
+
+struct net_ctx;
+
 /* A policy and what it compiles to. Shared by the calls that use it and
  * freed with the last of them, so a reload can replace it meanwhile. */
 struct cw_rules {
 	int refs;			/* atomic */
 	struct cw_policy *policy;
 	struct cw_seccomp_prog *seccomp;
-	struct cw_landlock *landlock;	/* NULL when the layer is off */
+	pthread_mutex_t ll_lock;	/* the swap of landlock */
+	struct ll_ref *landlock;	/* NULL when the layer is off */
 };
 
 struct cw_engine {
-	/* Calls run one at a time: the per-call state below (the sealed
-	 * list, a rules' Landlock rebuild) is not shared between threads. */
-	pthread_mutex_t call_lock;
 	pthread_mutex_t rules_lock;	/* guards the swap of rules */
 	struct cw_rules *rules;		/* the default policy's */
 	struct cw_cgroup_root *cg;	/* NULL when the layer is off */
@@ -50,12 +77,17 @@ struct cw_engine {
 	struct cw_bpfnet *net;		/* NULL when the layer is off */
 	struct cw_trace *trace;		/* NULL when no kernel event source */
 	char trace_error[512];		/* why tracepoint BPF was not used */
+	struct cw_rate_store *rates;
+	struct cw_audit *audit;
+	struct cw_jobs *jobs;
+	int64_t max_running;
+	pthread_mutex_t lock;		/* everything below */
+	int64_t running;		/* commands running now */
+	struct net_ctx *collecting;	/* calls whose net events we want */
 	/* Ended calls whose network entries still drop what their sockets
 	 * send, removed once SEALED_TTL_US has passed. */
 	struct { uint64_t cgid; int64_t since; char id[32]; } sealed[SEALED_MAX];
 	size_t nsealed;
-	struct cw_rate_store *rates;
-	struct cw_audit *audit;
 };
 
 /* Which probed features each layer needs, and whether this build
@@ -327,6 +359,26 @@ static int open_trace(struct cw_engine *e, const struct cw_engine_opts *o,
 	return 0;
 }
 
+static void ll_put(struct ll_ref *r)
+{
+	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	cw_landlock_free(r->ll);
+	free(r);
+}
+
+/* Commands allowed at once under policy p: its max_concurrent, else the
+ * number of CPUs times four. */
+static int64_t max_concurrent(const struct cw_policy *p)
+{
+	long n;
+
+	if (p->max_concurrent > 0)
+		return p->max_concurrent;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return (n > 0 ? n : 1) * 4;
+}
+
 struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 				 struct cw_diag *diag)
 {
@@ -341,11 +393,17 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 		cw_diag_add(diag, "", 0, 0, "", "out of memory");
 		return NULL;
 	}
-	pthread_mutex_init(&e->call_lock, NULL);
+	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->rules_lock, NULL);
+	e->jobs = cw_jobs_new();
+	if (!e->jobs) {
+		cw_diag_add(diag, "", 0, 0, "", "out of memory");
+		goto fail;
+	}
 	e->rules = cw_rules_load(o->policy_path, diag);
 	if (!e->rules)
 		goto fail;
+	e->max_running = max_concurrent(e->rules->policy);
 	if (layer_on(CW_LAYER_CGROUP)) {
 		json_t *d;
 
@@ -433,6 +491,9 @@ void cw_engine_close(struct cw_engine *e)
 {
 	if (!e)
 		return;
+	/* Background commands end with the agent: their threads write
+	 * their exit records first. */
+	cw_jobs_free(e->jobs);
 	cw_trace_close(e->trace);
 	cw_audit_close(e->audit);
 	cw_rate_close(e->rates);
@@ -443,8 +504,13 @@ void cw_engine_close(struct cw_engine *e)
 	cw_cgroup_close(e->cg);
 	cw_rules_put(e->rules);
 	pthread_mutex_destroy(&e->rules_lock);
-	pthread_mutex_destroy(&e->call_lock);
+	pthread_mutex_destroy(&e->lock);
 	free(e);
+}
+
+int64_t cw_engine_max_concurrent(const struct cw_engine *e)
+{
+	return e->max_running;
 }
 
 const struct cw_policy *cw_engine_policy(const struct cw_engine *e)
@@ -464,6 +530,7 @@ struct cw_rules *cw_rules_load(const char *path, struct cw_diag *diag)
 		return NULL;
 	}
 	r->refs = 1;
+	pthread_mutex_init(&r->ll_lock, NULL);
 	r->policy = cw_engine_load_policy(path, diag);
 	if (!r->policy)
 		goto fail;
@@ -474,9 +541,16 @@ struct cw_rules *cw_rules_load(const char *path, struct cw_diag *diag)
 		goto fail;
 	}
 	if (layer_on(CW_LAYER_LANDLOCK)) {
-		r->landlock = cw_landlock_build(cw_policy_sandbox(r->policy),
-						cw_landlock_abi(), &err);
+		r->landlock = calloc(1, sizeof(*r->landlock));
 		if (!r->landlock) {
+			cw_diag_add(diag, r->policy->source, 0, 0, "",
+				    "out of memory");
+			goto fail;
+		}
+		r->landlock->refs = 1;
+		r->landlock->ll = cw_landlock_build(cw_policy_sandbox(r->policy),
+						    cw_landlock_abi(), &err);
+		if (!r->landlock->ll) {
 			cw_diag_add(diag, r->policy->source, 0, 0, err.path,
 				    "landlock: %s", err.text);
 			goto fail;
@@ -499,9 +573,10 @@ void cw_rules_put(struct cw_rules *r)
 {
 	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
-	cw_landlock_free(r->landlock);
+	ll_put(r->landlock);
 	cw_seccomp_free(r->seccomp);
 	cw_policy_free(r->policy);
+	pthread_mutex_destroy(&r->ll_lock);
 	free(r);
 }
 
@@ -534,6 +609,10 @@ void cw_engine_set_rules(struct cw_engine *e, struct cw_rules *r)
 	old = e->rules;
 	e->rules = cw_rules_get(r);
 	pthread_mutex_unlock(&e->rules_lock);
+	/* max_concurrent is policy-wide: the default policy's. */
+	pthread_mutex_lock(&e->lock);
+	e->max_running = max_concurrent(r->policy);
+	pthread_mutex_unlock(&e->lock);
 	cw_rules_put(old);
 }
 
@@ -561,9 +640,10 @@ static bool under_any(const char *path, const struct cw_strv *v)
 
 /* Everything the call may set for itself, checked and narrowed. */
 struct run_args {
-	const char *command;
+	char *command;
 	char cwd[PATH_MAX];
 	bool has_cwd;
+	bool background;
 	int64_t timeout_ms;
 	char **env;		/* NULL-terminated "K=V" */
 };
@@ -572,6 +652,8 @@ static void run_args_free(struct run_args *a)
 {
 	size_t i;
 
+	free(a->command);
+	a->command = NULL;
 	if (a->env)
 		for (i = 0; a->env[i]; i++)
 			free(a->env[i]);
@@ -616,7 +698,6 @@ static int parse_run_args(const struct cw_sandbox *sb, json_t *args,
 		snprintf(msg, len, "\"command\" must not contain NUL bytes");
 		return -EINVAL;
 	}
-	a->command = json_string_value(v);
 	v = json_object_get(args, "sandboxId");
 	if (v && (!json_is_string(v) || json_string_length(v) >= 128)) {
 		snprintf(msg, len, "\"sandboxId\" must be a string of at most 127 bytes");
@@ -627,10 +708,7 @@ static int parse_run_args(const struct cw_sandbox *sb, json_t *args,
 		snprintf(msg, len, "\"background\" must be a boolean");
 		return -EINVAL;
 	}
-	if (json_is_true(v)) {
-		snprintf(msg, len, "\"background\": true is not supported by this version; run the command in the foreground");
-		return -EINVAL;
-	}
+	a->background = json_is_true(v);
 	v = json_object_get(args, "timeout");
 	if (v) {
 		double t = json_is_number(v) ? json_number_value(v) : -1;
@@ -710,6 +788,37 @@ static int parse_run_args(const struct cw_sandbox *sb, json_t *args,
 			n++;
 		}
 	}
+	/* Owned: a background command outlives the request's arguments. */
+	a->command = strdup(json_string_value(json_object_get(args, "command")));
+	if (!a->command) {
+		snprintf(msg, len, "out of memory");
+		run_args_free(a);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* command_status / command_kill: {"invocation_id": "inv-..."}. */
+static int parse_job_args(json_t *args, const char **inv, char *msg,
+			  size_t len)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(args, key, v) {
+		if (strcmp(key, "invocation_id") && strcmp(key, "sandboxId")) {
+			snprintf(msg, len, "unknown argument \"%.64s\"; expected invocation_id or sandboxId",
+				 key);
+			return -EINVAL;
+		}
+	}
+	v = json_object_get(args, "invocation_id");
+	if (!json_is_string(v) || !json_string_length(v) ||
+	    json_string_length(v) > 64) {
+		snprintf(msg, len, "\"invocation_id\" must be the invocation id a background run_command returned");
+		return -EINVAL;
+	}
+	*inv = json_string_value(v);
 	return 0;
 }
 
@@ -721,10 +830,22 @@ static int audit(struct cw_engine *e, struct cw_call_result *r,
 				       flags, err);
 
 	json_decref(fields);
+	/* Network events of a call may be written by another call's
+	 * thread (whichever drains the ring buffer). */
 	if (!ret)
-		r->audit_records++;
+		__atomic_add_fetch(&r->audit_records, 1, __ATOMIC_RELAXED);
 	return ret;
 }
+
+/* How a launch is watched: by its caller (foreground) or its job. */
+struct runner {
+	int cancel_fd;
+	int64_t tick_ms;
+	void (*tick)(void *ctx, int64_t elapsed_us);
+	void (*output)(void *ctx, int stream, const char *data, size_t len);
+	void (*launched)(void *ctx, pid_t pid);
+	void *ctx;
+};
 
 /* What the launcher actually used, for the exit record. */
 struct launched {
@@ -732,6 +853,7 @@ struct launched {
 	gid_t gid;
 	char cwd[PATH_MAX];
 	bool set;
+	const struct runner *run;
 };
 
 static void on_launch(void *ctx, pid_t pid, uid_t uid, gid_t gid,
@@ -739,11 +861,12 @@ static void on_launch(void *ctx, pid_t pid, uid_t uid, gid_t gid,
 {
 	struct launched *l = ctx;
 
-	(void)pid;
 	l->uid = uid;
 	l->gid = gid;
 	snprintf(l->cwd, sizeof(l->cwd), "%s", cwd ? cwd : "");
 	l->set = true;
+	if (l->run && l->run->launched)
+		l->run->launched(l->run->ctx, pid);
 }
 
 static void deny_text(struct cw_call_result *r)
@@ -759,7 +882,8 @@ static void fail(struct cw_call_result *r, const char *what,
 	snprintf(r->message, sizeof(r->message), "%s: %s", what, err->text);
 }
 
-/* Removes sealed calls older than the TTL (all of them when force). */
+/* Removes sealed calls older than the TTL (all of them when force).
+ * Under e->lock, or alone at close. */
 static void sealed_expire(struct cw_engine *e, bool force)
 {
 	int64_t now = cw_mono_us();
@@ -779,6 +903,7 @@ static void sealed_expire(struct cw_engine *e, bool force)
 
 static void sealed_add(struct cw_engine *e, uint64_t cgid, const char *id)
 {
+	pthread_mutex_lock(&e->lock);
 	sealed_expire(e, false);
 	if (e->nsealed == SEALED_MAX) {
 		/* Full: the oldest goes first. */
@@ -793,14 +918,36 @@ static void sealed_add(struct cw_engine *e, uint64_t cgid, const char *id)
 	snprintf(e->sealed[e->nsealed].id, sizeof(e->sealed[0].id), "%s", id);
 	e->sealed[e->nsealed].since = cw_mono_us();
 	e->nsealed++;
+	pthread_mutex_unlock(&e->lock);
 }
 
+/* A call collecting its network events, in e->collecting. */
 struct net_ctx {
-	struct cw_engine *e;
 	struct cw_call_result *r;
 	uint64_t cgid;
-	unsigned n;
+	struct net_ctx *next;
 };
+
+static void collecting_add(struct cw_engine *e, struct net_ctx *nc)
+{
+	pthread_mutex_lock(&e->lock);
+	nc->next = e->collecting;
+	e->collecting = nc;
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void collecting_remove(struct cw_engine *e, struct net_ctx *nc)
+{
+	struct net_ctx **pp;
+
+	pthread_mutex_lock(&e->lock);
+	for (pp = &e->collecting; *pp; pp = &(*pp)->next)
+		if (*pp == nc) {
+			*pp = nc->next;
+			break;
+		}
+	pthread_mutex_unlock(&e->lock);
+}
 
 static const char *family_name(int f)
 {
@@ -815,25 +962,31 @@ static const char *family_name(int f)
 	return "other";
 }
 
-/* One `net` record per event of this call; written before the exit
- * record, whose sync makes them durable. */
+/* One `net` record per event, for the call it belongs to, whichever call
+ * drains; written before that call's exit record, whose sync makes them
+ * durable. Events of calls that have ended are dropped. */
 static void net_event(void *ctx, const struct cw_bpfnet_event *ev)
 {
-	struct net_ctx *nc = ctx;
+	struct cw_engine *e = ctx;
+	struct net_ctx *nc;
 	struct cw_error err;
 
-	if (ev->cgroup_id != nc->cgid)
-		return;
-	nc->n++;
-	audit(nc->e, nc->r, "net",
-	      json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:s, s:i, s:s, s:s}",
-			"pid", (int)ev->pid, "comm", ev->comm, "op",
-			ev->op ? ev->op : "", "family", family_name(ev->family),
-			"socket_type", ev->type, "protocol", ev->protocol, "address",
-			ev->addr, "port", (int)ev->port, "verdict",
-			ev->allowed ? "allow" : "deny", "rule",
-			ev->rule ? ev->rule : ""),
-	      CW_AUDIT_DEFER_SYNC, &err);
+	pthread_mutex_lock(&e->lock);
+	for (nc = e->collecting; nc; nc = nc->next)
+		if (nc->cgid == ev->cgroup_id)
+			break;
+	if (nc)
+		audit(e, nc->r, "net",
+		      json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:s, s:i, s:s, s:s}",
+				"pid", (int)ev->pid, "comm", ev->comm, "op",
+				ev->op ? ev->op : "", "family",
+				family_name(ev->family), "socket_type",
+				ev->type, "protocol", ev->protocol, "address",
+				ev->addr, "port", (int)ev->port, "verdict",
+				ev->allowed ? "allow" : "deny", "rule",
+				ev->rule ? ev->rule : ""),
+		      CW_AUDIT_DEFER_SYNC, &err);
+	pthread_mutex_unlock(&e->lock);
 }
 
 /* Denied syscalls recorded in full per call; the rest are counted in the
@@ -1006,192 +1159,129 @@ static void audit_file_limits(struct cw_engine *e, struct cw_call_result *r,
 		      CW_AUDIT_DEFER_SYNC, &err);
 }
 
-void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
-		    struct cw_call_result *r)
+/* A slot among max_concurrent running commands; false when all are
+ * taken. */
+static bool slot_take(struct cw_engine *e, int64_t *running)
 {
-	cw_engine_call_with(e, NULL, call, r);
+	bool ok;
+
+	pthread_mutex_lock(&e->lock);
+	*running = e->running;
+	ok = e->running < e->max_running;
+	if (ok)
+		e->running++;
+	pthread_mutex_unlock(&e->lock);
+	return ok;
 }
 
-static void call_locked(struct cw_engine *e, struct cw_rules *ru,
-			const struct cw_call *call, struct cw_call_result *r);
-
-void cw_engine_call_with(struct cw_engine *e, struct cw_rules *rules,
-			 const struct cw_call *call, struct cw_call_result *r)
+static void slot_give(struct cw_engine *e)
 {
-	struct cw_rules *ru = rules ? cw_rules_get(rules) : cw_engine_rules(e);
-
-	pthread_mutex_lock(&e->call_lock);
-	call_locked(e, ru, call, r);
-	pthread_mutex_unlock(&e->call_lock);
-	cw_rules_put(ru);
+	pthread_mutex_lock(&e->lock);
+	e->running--;
+	pthread_mutex_unlock(&e->lock);
 }
 
-static void call_locked(struct cw_engine *e, struct cw_rules *ru,
-			const struct cw_call *call, struct cw_call_result *r)
+/* The current Landlock ruleset, rebuilt first when a file it names was
+ * replaced (rules name files as they were). NULL with *ok false when the
+ * rebuild failed; NULL with *ok true when the layer is off. */
+static struct ll_ref *ll_get(struct cw_rules *ru, const struct cw_sandbox *sb,
+			     bool *ok, struct cw_error *err)
+{
+	struct ll_ref *cur, *fresh = NULL, *old = NULL;
+
+	*ok = true;
+	pthread_mutex_lock(&ru->ll_lock);
+	cur = ru->landlock;
+	if (cur)
+		__atomic_add_fetch(&cur->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&ru->ll_lock);
+	if (!cur || !cw_landlock_stale(cur->ll))
+		return cur;
+	/* Built outside the lock: it reads the file system. */
+	fresh = calloc(1, sizeof(*fresh));
+	if (fresh)
+		fresh->ll = cw_landlock_build(sb, cw_landlock_abi(), err);
+	else
+		cw_error_set(err, "out of memory");
+	if (!fresh || !fresh->ll) {
+		free(fresh);
+		ll_put(cur);
+		*ok = false;
+		return NULL;
+	}
+	fresh->refs = 2;	/* the rules' and ours */
+	pthread_mutex_lock(&ru->ll_lock);
+	old = ru->landlock;
+	ru->landlock = fresh;
+	pthread_mutex_unlock(&ru->ll_lock);
+	ll_put(old);		/* the rules' reference to it */
+	ll_put(cur);		/* ours */
+	return fresh;
+}
+
+/* True once the caller has given up (its cancel eventfd is readable). */
+static bool cancelled(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return fd >= 0 && poll(&p, 1, 0) == 1;
+}
+
+/*
+ * Launch of an allowed, reserved run_command whose decision record is
+ * written: launch record, cgroup, network rules, spawn, teardown, limit
+ * and exit records. On failure before launch the reservation is given
+ * back. On the caller's thread, or on a background job's.
+ */
+static void run_launch(struct cw_engine *e, struct cw_rules *ru,
+		       const char *tool, const struct run_args *ra,
+		       const struct runner *rn, struct cw_cgroup_call *cgc,
+		       bool sync_launch, struct cw_call_result *r)
 {
 	const struct cw_sandbox *sb = cw_policy_sandbox(ru->policy);
-	struct cw_landlock *ll = NULL;
-	struct run_args ra = { 0 };
 	struct cw_spawn_opts so = { 0 };
-	struct launched launched = { 0 };
+	struct cw_spawn_watch watch = { .cancel_fd = -1 };
+	struct launched launched = { .run = rn };
 	struct seccomp_ctx sc = { e, r, 0 };
-	struct cw_cgroup_call *cgc = NULL;
 	struct cw_cgroup_stats cst = { 0 };
 	struct cw_bpfnet_stats nst = { 0 };
 	struct cw_trace_call *tcall = NULL;
 	struct trace_ctx tctx = { 0 };
 	struct cw_trace_stats tst = { 0 };
-	struct cw_error aerr;
-	bool net_added = false;
+	struct net_ctx nc = { .r = r };
+	struct cw_error err = { 0 }, aerr;
+	struct ll_ref *ll;
+	bool net_added = false, ll_ok;
 	uint64_t cgid = 0;
 	int cg_ret = 0;
 	char cg_err[512] = "";
-	struct cw_error err = { 0 };
-	bool is_run = strcmp(call->tool, CW_TOOL_RUN_COMMAND) == 0;
-	bool reserved = false, invalid = false;
-	int64_t now = cw_now_us();
-	json_t *sid, *rec;
+	json_t *rec;
 	int ret;
 
-	memset(r, 0, sizeof(*r));
-	cw_random_id("inv-", r->invocation, sizeof(r->invocation));
-	sid = call->args ? json_object_get(call->args, "sandboxId") : NULL;
-	if (json_is_string(sid))
-		snprintf(r->sandbox_id, sizeof(r->sandbox_id), "%s",
-			 json_string_value(sid));
-
-	if (is_run && parse_run_args(sb, call->args, &ra, r->message,
-				     sizeof(r->message)) < 0)
-		invalid = true;
-
-	if (!invalid) {
-		/* No counter view: the reservation below checks the limits
-		 * and records the call in one transaction. */
-		ret = cw_decide(ru->policy, call, NULL, now, &r->verdict);
-		if (ret < 0) {
-			r->verdict.kind = CW_VERDICT_DENY;
-			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
-				 "internal error while deciding: %s",
-				 strerror(-ret));
-		}
-	}
-	if (!invalid && r->verdict.kind == CW_VERDICT_ALLOW && is_run) {
-		/* A cgroup made ahead of time names the invocation. */
-		cgc = cw_cgroup_pool_take(e->pool, sb);
-		if (cgc)
-			snprintf(r->invocation, sizeof(r->invocation), "%s",
-				 cw_cgroup_call_name(cgc));
-	}
-	if (!invalid && r->verdict.kind == CW_VERDICT_ALLOW) {
-		size_t which = 0;
-		int64_t retry = 0;
-
-		ret = cw_rate_reserve(e->rates, r->verdict.limits,
-				      r->verdict.nlimits, now, r->invocation,
-				      &retry, &which, &err);
-		if (ret == -EAGAIN) {
-			const struct cw_limit *l = r->verdict.limits[which].limit;
-
-			r->verdict.kind = CW_VERDICT_RATE_LIMITED;
-			r->verdict.retry_after_us = retry;
-			snprintf(r->verdict.rule, sizeof(r->verdict.rule), "%s",
-				 l->where);
-			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
-				 "rate limit \"%s\" (%lld per %llds, scope %s) reached; retry after %.1fs",
-				 l->counter, (long long)l->max,
-				 (long long)l->window_s,
-				 cw_scope_name(l->scope), retry / 1e6);
-		} else if (ret < 0) {
-			/* Fail closed: no count, no call. */
-			r->verdict.kind = CW_VERDICT_DENY;
-			snprintf(r->verdict.rule, sizeof(r->verdict.rule),
-				 "limits");
-			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
-				 "the rate-limit store failed: %s", err.text);
-		} else {
-			reserved = true;
-		}
-	}
-	if (!invalid && r->verdict.kind == CW_VERDICT_APPROVAL) {
-		/* No way to ask a human yet: refuse, saying so. */
-		r->verdict.kind = CW_VERDICT_DENY;
-		snprintf(r->verdict.reason, sizeof(r->verdict.reason),
-			 "tool \"%.100s\" requires approval and this server has no way to ask for it",
-			 call->tool);
-	}
-
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O?}", "tool",
-			call->tool, "grant", call->grant ? call->grant : "",
-			"session", call->session ? call->session : "",
-			"verdict",
-			invalid ? "invalid" :
-				  cw_verdict_name(r->verdict.kind),
-			"rule", invalid ? "arguments" : r->verdict.rule,
-			"reason", invalid ? r->message : r->verdict.reason,
-			"args", call->args);
-	if (rec && r->verdict.kind == CW_VERDICT_RATE_LIMITED)
-		json_object_set_new(rec, "retry_after_ms",
-				    json_integer(r->verdict.retry_after_us /
-						 1000));
-	/* An allowed run_command has launch and exit records to come: the
-	 * exit record's sync makes all three durable before the answer. */
-	if (!rec || audit(e, r, "decision", rec,
-			  reserved && is_run ? CW_AUDIT_DEFER_SYNC : 0,
-			  &err) < 0) {
-		if (!rec)
-			cw_error_set(&err, "out of memory");
-		if (reserved)
-			cw_rate_release(e->rates, r->invocation, NULL);
-		fail(r, "call refused because the audit log cannot be written",
-		     &err);
-		goto out;
-	}
-	if (invalid) {
-		r->outcome = CW_OUTCOME_INVALID;
-		goto out;
-	}
-	if (r->verdict.kind != CW_VERDICT_ALLOW) {
-		r->outcome = CW_OUTCOME_DENIED;
-		deny_text(r);
-		goto out;
-	}
-	if (!is_run) {
+	ll = ll_get(ru, sb, &ll_ok, &err);
+	if (!ll_ok) {
 		cw_rate_release(e->rates, r->invocation, NULL);
-		r->outcome = CW_OUTCOME_UNKNOWN_TOOL;
-		snprintf(r->message, sizeof(r->message),
-			 "unknown tool \"%.200s\"", call->tool);
+		fail(r, "could not rebuild the Landlock ruleset", &err);
 		goto out;
 	}
-
-	/* Rules name files as they were: rebuild when one was replaced. */
-	if (ru->landlock && cw_landlock_stale(ru->landlock)) {
-		struct cw_landlock *fresh = cw_landlock_build(
-			sb, cw_landlock_abi(), &err);
-
-		if (!fresh) {
-			cw_rate_release(e->rates, r->invocation, NULL);
-			fail(r, "could not rebuild the Landlock ruleset", &err);
-			goto out;
-		}
-		cw_landlock_free(ru->landlock);
-		ru->landlock = fresh;
-	}
-	ll = ru->landlock;
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:s}", "tool",
-			call->tool, "user", sb->user, "shell", sb->shell,
-			"cwd", ra.has_cwd ? ra.cwd : sb->cwd, "timeout_ms",
-			(json_int_t)ra.timeout_ms, "layers",
+			tool, "user", sb->user, "shell", sb->shell,
+			"cwd", ra->has_cwd ? ra->cwd : sb->cwd, "timeout_ms",
+			(json_int_t)ra->timeout_ms, "layers",
 			cw_engine_layers(), "seccomp_profile",
 			sb->seccomp.profile);
 	if (rec && ll)
 		json_object_set_new(rec, "landlock",
-				    cw_landlock_describe(ll));
+				    cw_landlock_describe(ll->ll));
 	if (rec)
 		json_object_set_new(rec, "sources",
 				    e->trace && e->cg ?
 					    cw_trace_sources(e->trace) :
 					    json_array());
-	if (!rec || audit(e, r, "launch", rec, CW_AUDIT_DEFER_SYNC, &err) < 0) {
+	if (rec && ra->background)
+		json_object_set_new(rec, "background", json_true());
+	if (!rec || audit(e, r, "launch", rec,
+			  sync_launch ? 0 : CW_AUDIT_DEFER_SYNC, &err) < 0) {
 		if (!rec)
 			cw_error_set(&err, "out of memory");
 		cw_rate_release(e->rates, r->invocation, NULL);
@@ -1228,6 +1318,8 @@ static void call_locked(struct cw_engine *e, struct cw_rules *ru,
 			goto out;
 		}
 		net_added = true;
+		nc.cgid = cgid;
+		collecting_add(e, &nc);
 	}
 	if (e->trace && cgid) {
 		tctx.e = e;
@@ -1235,9 +1327,7 @@ static void call_locked(struct cw_engine *e, struct cw_rules *ru,
 		tcall = cw_trace_call_add(e->trace, cgid, r->invocation, sb,
 					  trace_event, &tctx, &err);
 		if (!tcall) {
-			if (net_added)
-				cw_bpfnet_call_remove(e->net, cgid, NULL);
-			net_added = false;
+			/* Its network rules go at out:. */
 			cw_cgroup_pool_retire(e->pool, cgc, false);
 			cgc = NULL;
 			cw_rate_release(e->rates, r->invocation, NULL);
@@ -1250,12 +1340,12 @@ static void call_locked(struct cw_engine *e, struct cw_rules *ru,
 	}
 
 	so.sb = sb;
-	so.command = ra.command;
-	so.cwd = ra.has_cwd ? ra.cwd : NULL;
-	so.env_extra = (const char *const *)ra.env;
-	so.timeout_ms = ra.timeout_ms;
+	so.command = ra->command;
+	so.cwd = ra->has_cwd ? ra->cwd : NULL;
+	so.env_extra = (const char *const *)ra->env;
+	so.timeout_ms = ra->timeout_ms;
 	so.seccomp = ru->seccomp;
-	so.landlock = ll;
+	so.landlock = ll ? ll->ll : NULL;
 	if (cgc) {
 		so.cgroup_fd = cw_cgroup_call_fd(cgc);
 		so.into_cgroup = so.cgroup_fd >= 0;
@@ -1263,12 +1353,27 @@ static void call_locked(struct cw_engine *e, struct cw_rules *ru,
 		so.cgroup_memory = e->cg_memory;
 		so.cgroup_pids = e->cg_pids;
 	}
+	if (rn) {
+		watch.cancel_fd = rn->cancel_fd;
+		watch.tick_ms = rn->tick_ms;
+		watch.on_tick = rn->tick;
+		watch.on_output = rn->output;
+		watch.ctx = rn->ctx;
+		so.watch = &watch;
+	}
 	so.on_launch = on_launch;
 	so.ctx = &launched;
 	so.on_seccomp = seccomp_event;
 	so.seccomp_ctx = &sc;
 	so.seccomp_describe_max = SECCOMP_RECORDS_MAX;
-	ret = cw_spawn_run(&so, &r->run, &err);
+	if (rn && cancelled(rn->cancel_fd)) {
+		r->cancelled = true;
+		ret = -ECANCELED;
+		cw_error_set(&err, "the caller cancelled the call before it started");
+	} else {
+		ret = cw_spawn_run(&so, &r->run, &err);
+		r->cancelled = r->run.cancelled;
+	}
 
 	/* Whatever is left of the call dies with its cgroup, then its rules
 	 * go and its network events become records. */
@@ -1290,7 +1395,8 @@ static void call_locked(struct cw_engine *e, struct cw_rules *ru,
 	if (tcall) {
 		cw_trace_call_end(e->trace, tcall, &tst);
 		tcall = NULL;
-		r->audit_records += tctx.written;
+		__atomic_add_fetch(&r->audit_records, tctx.written,
+				   __ATOMIC_RELAXED);
 		r->execs = tst.exec;
 		r->files = tst.file;
 		r->events_lost = tst.lost;
@@ -1298,12 +1404,11 @@ static void call_locked(struct cw_engine *e, struct cw_rules *ru,
 		r->src_fanotify = !r->src_bpf;
 	}
 	if (net_added) {
-		struct net_ctx nc = { e, r, cgid, 0 };
-
 		cw_bpfnet_call_seal(e->net, cgid, &nst);
 		r->net_connections = nst.connections;
 		r->net_denied = nst.denied;
-		cw_bpfnet_drain(e->net, net_event, &nc);
+		cw_bpfnet_drain(e->net, net_event, e);
+		collecting_remove(e, &nc);
 		sealed_add(e, cgid, r->invocation);
 		net_added = false;
 	}
@@ -1312,14 +1417,17 @@ static void call_locked(struct cw_engine *e, struct cw_rules *ru,
 		/* Could not launch at all: the call did not happen, so its
 		 * counters are given back. */
 		cw_rate_release(e->rates, r->invocation, NULL);
-		fail(r, "could not launch the command", &err);
+		fail(r, ret == -ECANCELED ? "call cancelled" :
+					    "could not launch the command",
+		     &err);
 		audit(e, r, "exit",
-		      json_pack("{s:s, s:b}", "error", err.text, "launched", 0),
+		      json_pack("{s:s, s:b, s:b}", "error", err.text,
+				"launched", 0, "cancelled", r->cancelled),
 		      0, &aerr);
 		goto out;
 	}
 	if (cgid)
-		audit_limits(e, r, sb, ra.timeout_ms, &cst, &nst);
+		audit_limits(e, r, sb, ra->timeout_ms, &cst, &nst);
 	if (cgid && e->trace)
 		audit_file_limits(e, r, sb, &tst);
 	rec = json_pack("{s:i, s:I, s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:b, s:b}",
@@ -1332,6 +1440,8 @@ static void call_locked(struct cw_engine *e, struct cw_rules *ru,
 			"stderr_bytes", (json_int_t)r->run.err_total,
 			"truncated", r->run.truncated, "timed_out",
 			r->run.timed_out);
+	if (rec && r->cancelled)
+		json_object_set_new(rec, "cancelled", json_true());
 	if (rec && cgid) {
 		json_object_set_new(rec, "killed_after_exit",
 				    json_integer((json_int_t)cst.killed));
@@ -1404,15 +1514,400 @@ static void call_locked(struct cw_engine *e, struct cw_rules *ru,
 out:
 	if (tcall)
 		cw_trace_call_end(e->trace, tcall, NULL);
-	if (net_added)
+	if (net_added) {
+		collecting_remove(e, &nc);
 		cw_bpfnet_call_remove(e->net, cgid, NULL);
+	}
 	cw_cgroup_pool_retire(e->pool, cgc, false);
+	ll_put(ll);
+}
+
+/* A background command: its launch and everything after, on its job's
+ * thread. */
+struct bg_call {
+	struct cw_engine *e;
+	struct cw_rules *ru;		/* a reference, for the job's life */
+	struct cw_cgroup_call *cgc;	/* made ahead, or NULL */
+	struct run_args ra;
+	struct cw_call_result r;
+	struct cw_job *job;
+};
+
+static void bg_launched(void *ctx, pid_t pid)
+{
+	cw_job_launched(((struct bg_call *)ctx)->job, pid);
+}
+
+static void bg_output(void *ctx, int stream, const char *data, size_t len)
+{
+	cw_job_output(((struct bg_call *)ctx)->job, stream, data, len);
+}
+
+static void bg_main(struct cw_job *job, void *arg)
+{
+	struct bg_call *bg = arg;
+	struct runner rn = {
+		.cancel_fd = cw_job_cancel_fd(job),
+		.output = bg_output,
+		.launched = bg_launched,
+		.ctx = bg,
+	};
+
+	bg->job = job;
+	/* The launch record is synced: the caller is answered at launch,
+	 * long before the exit record's sync. */
+	run_launch(bg->e, bg->ru, CW_TOOL_RUN_COMMAND, &bg->ra, &rn, bg->cgc,
+		   true, &bg->r);
+	/* Its slot is free before anyone can see it ended. */
+	slot_give(bg->e);
+	cw_job_finish(job, bg->r.outcome == CW_OUTCOME_RAN ? &bg->r.run : NULL,
+		      bg->r.outcome == CW_OUTCOME_RAN ? NULL : bg->r.message);
+	cw_engine_result_free(&bg->r);
+	run_args_free(&bg->ra);
+	cw_rules_put(bg->ru);
+	free(bg);
+}
+
+/* Starts ra's command in the background; r gets its pid once it runs. */
+static void run_background(struct cw_engine *e, struct cw_rules *ru,
+			   struct run_args *ra, struct cw_cgroup_call **cgc,
+			   const struct cw_call *call,
+			   struct cw_call_result *r)
+{
+	const struct cw_sandbox *sb = cw_policy_sandbox(ru->policy);
+	struct bg_call *bg;
+	struct cw_job *job;
+	pid_t pid = 0;
+	char msg[512];
+	int ret;
+
+	bg = calloc(1, sizeof(*bg));
+	if (!bg) {
+		cw_rate_release(e->rates, r->invocation, NULL);
+		slot_give(e);
+		r->outcome = CW_OUTCOME_FAILED;
+		snprintf(r->message, sizeof(r->message), "out of memory");
+		return;
+	}
+	bg->e = e;
+	bg->ru = cw_rules_get(ru);
+	bg->ra = *ra;		/* moved: the job owns the arguments now */
+	memset(ra, 0, sizeof(*ra));
+	bg->cgc = *cgc;		/* and the cgroup */
+	*cgc = NULL;
+	snprintf(bg->r.invocation, sizeof(bg->r.invocation), "%s",
+		 r->invocation);
+	ret = cw_jobs_start(e->jobs, r->invocation, call->grant,
+			    sb->max_output_bytes > 0 ?
+				    (size_t)sb->max_output_bytes :
+				    1024 * 1024,
+			    bg_main, bg, &job);
+	if (ret < 0) {
+		run_args_free(&bg->ra);
+		cw_cgroup_pool_retire(e->pool, bg->cgc, false);
+		cw_rules_put(bg->ru);
+		free(bg);
+		cw_rate_release(e->rates, r->invocation, NULL);
+		slot_give(e);
+		r->outcome = CW_OUTCOME_FAILED;
+		snprintf(r->message, sizeof(r->message),
+			 "could not start the background call: %s",
+			 strerror(-ret));
+		return;
+	}
+	if (cw_job_wait_launched(job, &pid, msg, sizeof(msg)) < 0) {
+		r->outcome = CW_OUTCOME_FAILED;
+		snprintf(r->message, sizeof(r->message), "%s", msg);
+		return;
+	}
+	r->outcome = CW_OUTCOME_RAN;
+	r->background = true;
+	r->run.pid = pid;
+}
+
+/* command_status / command_kill, already allowed and audited. */
+static void job_tool(struct cw_engine *e, const struct cw_call *call,
+		     const char *inv, bool kill, struct cw_call_result *r)
+{
+	char msg[512];
+
+	r->data = kill ? cw_jobs_kill(e->jobs, inv, call->grant,
+				      CW_KILL_WAIT_MS, msg, sizeof(msg)) :
+			 cw_jobs_status(e->jobs, inv, call->grant, msg,
+					sizeof(msg));
+	if (!r->data) {
+		r->outcome = CW_OUTCOME_INVALID;
+		snprintf(r->message, sizeof(r->message), "%s", msg);
+		return;
+	}
+	if (r->sandbox_id[0])
+		json_object_set_new(r->data, "sandboxId",
+				    json_string(r->sandbox_id));
+	r->outcome = CW_OUTCOME_RAN;
+}
+
+static void progress_tick(void *ctx, int64_t elapsed_us)
+{
+	const struct cw_call_hooks *h = ctx;
+
+	h->progress(h->ctx, elapsed_us / 1000);
+}
+
+/* The approval a require_approval verdict asks for. On return the verdict
+ * is ALLOW or DENY; *how (may stay NULL) describes the answer for the
+ * decision record. */
+static void approve(const struct cw_sandbox *sb,
+		    const struct cw_call *call, const struct run_args *ra,
+		    const struct cw_call_hooks *h, struct cw_call_result *r,
+		    json_t **how)
+{
+	struct cw_ask q = {
+		.tool = call->tool,
+		.command = ra->command,
+		.cwd = ra->command ? (ra->has_cwd ? ra->cwd : sb->cwd) : NULL,
+		.rule = r->verdict.rule,
+		.reason = r->verdict.reason,
+	};
+	int ans = h && h->ask ? h->ask(h->ctx, &q) : -ENOTSUP;
+
+	if (ans >= 0) {
+		static const char *const names[] = { "accept", "decline",
+						     "cancel" };
+
+		*how = json_pack("{s:s, s:s}", "via", "elicitation", "answer",
+				 names[ans]);
+		if (ans == CW_ANSWER_ACCEPT) {
+			r->verdict.kind = CW_VERDICT_ALLOW;
+			return;
+		}
+		r->verdict.kind = CW_VERDICT_DENY;
+		snprintf(r->verdict.reason, sizeof(r->verdict.reason),
+			 "approval for tool \"%.100s\" was %s by the user",
+			 call->tool,
+			 ans == CW_ANSWER_DECLINE ? "declined" : "cancelled");
+		return;
+	}
+	/* No way to ask a human: refuse, saying so. */
+	r->verdict.kind = CW_VERDICT_DENY;
+	snprintf(r->verdict.reason, sizeof(r->verdict.reason),
+		 "tool \"%.100s\" requires approval and this server has no way to ask for it",
+		 call->tool);
+}
+
+enum tool_kind { TOOL_OTHER, TOOL_RUN, TOOL_STATUS, TOOL_KILL };
+
+static void call_with(struct cw_engine *e, struct cw_rules *ru,
+		      const struct cw_call *call,
+		      const struct cw_call_hooks *h, struct cw_call_result *r);
+
+void cw_engine_call_hooked(struct cw_engine *e, struct cw_rules *rules,
+			   const struct cw_call *call,
+			   const struct cw_call_hooks *h,
+			   struct cw_call_result *r)
+{
+	struct cw_rules *ru = rules ? cw_rules_get(rules) : cw_engine_rules(e);
+
+	call_with(e, ru, call, h, r);
+	cw_rules_put(ru);
+}
+
+static void call_with(struct cw_engine *e, struct cw_rules *ru,
+		      const struct cw_call *call,
+		      const struct cw_call_hooks *h, struct cw_call_result *r)
+{
+	const struct cw_sandbox *sb = cw_policy_sandbox(ru->policy);
+	struct run_args ra = { 0 };
+	struct runner rn = { .cancel_fd = -1 };
+	struct cw_cgroup_call *cgc = NULL;
+	struct cw_error err = { 0 };
+	enum tool_kind kind = TOOL_OTHER;
+	bool reserved = false, invalid = false, slot = false;
+	const char *job_inv = NULL;
+	int64_t now = cw_now_us(), running = 0;
+	json_t *sid, *rec, *how = NULL;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	cw_random_id("inv-", r->invocation, sizeof(r->invocation));
+	sid = call->args ? json_object_get(call->args, "sandboxId") : NULL;
+	if (json_is_string(sid))
+		snprintf(r->sandbox_id, sizeof(r->sandbox_id), "%s",
+			 json_string_value(sid));
+	if (!strcmp(call->tool, CW_TOOL_RUN_COMMAND))
+		kind = TOOL_RUN;
+	else if (!strcmp(call->tool, CW_TOOL_COMMAND_STATUS))
+		kind = TOOL_STATUS;
+	else if (!strcmp(call->tool, CW_TOOL_COMMAND_KILL))
+		kind = TOOL_KILL;
+
+	if (kind == TOOL_RUN && parse_run_args(sb, call->args, &ra, r->message,
+					       sizeof(r->message)) < 0)
+		invalid = true;
+	if ((kind == TOOL_STATUS || kind == TOOL_KILL) &&
+	    parse_job_args(call->args, &job_inv, r->message,
+			   sizeof(r->message)) < 0)
+		invalid = true;
+
+	if (!invalid) {
+		/* No counter view: the reservation below checks the limits
+		 * and records the call in one transaction. */
+		ret = cw_decide(ru->policy, call, NULL, now, &r->verdict);
+		if (ret < 0) {
+			r->verdict.kind = CW_VERDICT_DENY;
+			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
+				 "internal error while deciding: %s",
+				 strerror(-ret));
+		}
+	}
+	if (!invalid && r->verdict.kind == CW_VERDICT_APPROVAL) {
+		approve(sb, call, &ra, h, r, &how);
+		now = cw_now_us();
+	}
+	if (!invalid && r->verdict.kind == CW_VERDICT_ALLOW &&
+	    kind == TOOL_RUN) {
+		slot = slot_take(e, &running);
+		if (!slot) {
+			r->verdict.kind = CW_VERDICT_DENY;
+			snprintf(r->verdict.rule, sizeof(r->verdict.rule),
+				 "max_concurrent");
+			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
+				 "too many commands running at once: %lld running, max_concurrent is %lld; retry when one has ended",
+				 (long long)running,
+				 (long long)e->max_running);
+		}
+	}
+	if (slot) {
+		/* A cgroup made ahead of time names the invocation. */
+		cgc = cw_cgroup_pool_take(e->pool, sb);
+		if (cgc)
+			snprintf(r->invocation, sizeof(r->invocation), "%s",
+				 cw_cgroup_call_name(cgc));
+	}
+	if (!invalid && r->verdict.kind == CW_VERDICT_ALLOW) {
+		size_t which = 0;
+		int64_t retry = 0;
+
+		ret = cw_rate_reserve(e->rates, r->verdict.limits,
+				      r->verdict.nlimits, now, r->invocation,
+				      &retry, &which, &err);
+		if (ret == -EAGAIN) {
+			const struct cw_limit *l = r->verdict.limits[which].limit;
+
+			r->verdict.kind = CW_VERDICT_RATE_LIMITED;
+			r->verdict.retry_after_us = retry;
+			snprintf(r->verdict.rule, sizeof(r->verdict.rule), "%s",
+				 l->where);
+			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
+				 "rate limit \"%s\" (%lld per %llds, scope %s) reached; retry after %.1fs",
+				 l->counter, (long long)l->max,
+				 (long long)l->window_s,
+				 cw_scope_name(l->scope), retry / 1e6);
+		} else if (ret < 0) {
+			/* Fail closed: no count, no call. */
+			r->verdict.kind = CW_VERDICT_DENY;
+			snprintf(r->verdict.rule, sizeof(r->verdict.rule),
+				 "limits");
+			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
+				 "the rate-limit store failed: %s", err.text);
+		} else {
+			reserved = true;
+		}
+	}
+	if (slot && !reserved) {
+		slot_give(e);
+		slot = false;
+	}
+
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O?}", "tool",
+			call->tool, "grant", call->grant ? call->grant : "",
+			"session", call->session ? call->session : "",
+			"verdict",
+			invalid ? "invalid" :
+				  cw_verdict_name(r->verdict.kind),
+			"rule", invalid ? "arguments" : r->verdict.rule,
+			"reason", invalid ? r->message : r->verdict.reason,
+			"args", call->args);
+	if (rec && r->verdict.kind == CW_VERDICT_RATE_LIMITED)
+		json_object_set_new(rec, "retry_after_ms",
+				    json_integer(r->verdict.retry_after_us /
+						 1000));
+	if (rec && how)
+		json_object_set(rec, "approval", how);
+	/* An allowed foreground run_command has launch and exit records to
+	 * come: the exit record's sync makes all three durable before the
+	 * answer. */
+	if (!rec || audit(e, r, "decision", rec,
+			  reserved && kind == TOOL_RUN ? CW_AUDIT_DEFER_SYNC :
+							 0,
+			  &err) < 0) {
+		if (!rec)
+			cw_error_set(&err, "out of memory");
+		if (reserved)
+			cw_rate_release(e->rates, r->invocation, NULL);
+		fail(r, "call refused because the audit log cannot be written",
+		     &err);
+		goto out;
+	}
+	if (invalid) {
+		r->outcome = CW_OUTCOME_INVALID;
+		goto out;
+	}
+	if (r->verdict.kind != CW_VERDICT_ALLOW) {
+		r->outcome = CW_OUTCOME_DENIED;
+		deny_text(r);
+		goto out;
+	}
+	if (kind == TOOL_STATUS || kind == TOOL_KILL) {
+		job_tool(e, call, job_inv, kind == TOOL_KILL, r);
+		goto out;
+	}
+	if (kind != TOOL_RUN) {
+		cw_rate_release(e->rates, r->invocation, NULL);
+		r->outcome = CW_OUTCOME_UNKNOWN_TOOL;
+		snprintf(r->message, sizeof(r->message),
+			 "unknown tool \"%.200s\"", call->tool);
+		goto out;
+	}
+	if (ra.background) {
+		slot = false;	/* the job gives it back when it ends */
+		run_background(e, ru, &ra, &cgc, call, r);
+		goto out;
+	}
+	if (h) {
+		rn.cancel_fd = h->cancel_fd;
+		if (h->progress && h->progress_ms > 0) {
+			rn.tick_ms = h->progress_ms;
+			rn.tick = progress_tick;
+			rn.ctx = (void *)h;
+		}
+	}
+	run_launch(e, ru, call->tool, &ra, h ? &rn : NULL, cgc, false, r);
+	cgc = NULL;
+out:
+	cw_cgroup_pool_retire(e->pool, cgc, false);
+	if (slot)
+		slot_give(e);
+	json_decref(how);
 	run_args_free(&ra);
+}
+
+void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
+		    struct cw_call_result *r)
+{
+	cw_engine_call_hooked(e, NULL, call, NULL, r);
+}
+
+void cw_engine_call_with(struct cw_engine *e, struct cw_rules *rules,
+			 const struct cw_call *call, struct cw_call_result *r)
+{
+	cw_engine_call_hooked(e, rules, call, NULL, r);
 }
 
 void cw_engine_result_free(struct cw_call_result *r)
 {
 	cw_spawn_result_free(&r->run);
+	json_decref(r->data);
+	r->data = NULL;
 }
 
 json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended)
@@ -1421,6 +1916,20 @@ json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended)
 					r->run.exit_code;
 	json_t *o, *a;
 
+	if (r->background) {
+		o = json_pack("{s:s, s:i, s:s}", "message",
+			      "The command is running in the background; ask command_status or command_kill with its invocation_id.",
+			      "pid", (int)r->run.pid, "sandboxId", r->sandbox_id);
+		if (o && extended) {
+			json_object_set_new(o, "invocation_id",
+					    json_string(r->invocation));
+			json_object_set_new(o, "background", json_true());
+			json_object_set_new(o, "audit",
+					    json_pack("{s:I}", "records",
+						      (json_int_t)r->audit_records));
+		}
+		return o;
+	}
 	o = json_object();
 	if (!o)
 		return NULL;

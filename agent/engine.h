@@ -22,6 +22,10 @@
 /* The audit log rotates before it passes this size (see audit.h). */
 #define CW_DEFAULT_AUDIT_MAX_BYTES (64ull << 20)
 #define CW_TOOL_RUN_COMMAND "run_command"
+#define CW_TOOL_COMMAND_STATUS "command_status"
+#define CW_TOOL_COMMAND_KILL "command_kill"
+/* How long command_kill waits for a killed job to be gone. */
+#define CW_KILL_WAIT_MS 10000
 
 struct cw_engine;
 
@@ -95,21 +99,63 @@ struct cw_call_result {
 				 * file operations */
 	uint64_t events_lost;	/* kernel events that could not be recorded */
 	bool src_bpf, src_fanotify; /* the event sources in force */
+	bool background;	/* RAN: started in the background; run.pid */
+	bool cancelled;		/* the caller gave up; nobody reads this */
+	json_t *data;		/* RAN by command_status / command_kill */
+};
+
+/* What an approval asks about, for the person who decides. */
+struct cw_ask {
+	const char *tool;
+	const char *command;	/* run_command's command, else NULL */
+	const char *cwd;	/* where it would run */
+	const char *rule;	/* JSON path of the rule that asks */
+	const char *reason;	/* the rule's reason, may be "" */
+};
+
+enum cw_answer {
+	CW_ANSWER_ACCEPT = 0,
+	CW_ANSWER_DECLINE,
+	CW_ANSWER_CANCEL,
+};
+
+/* How the caller takes part in a running call; NULL hooks: not at all. */
+struct cw_call_hooks {
+	int cancel_fd;		/* an eventfd, readable once the caller has
+				 * given up on the call: its process tree is
+				 * killed; -1 for never */
+	int64_t progress_ms;	/* progress every progress_ms while it runs */
+	void (*progress)(void *ctx, int64_t elapsed_ms);
+	/* Asks the person behind the client about a require_approval call:
+	 * a CW_ANSWER_*, or -errno when it cannot ask. NULL: cannot ask. */
+	int (*ask)(void *ctx, const struct cw_ask *q);
+	void *ctx;
 };
 
 /* Runs one call under the default rules. Never fails as a function: every
- * problem is an outcome. */
+ * problem is an outcome. Thread-safe: calls run concurrently, each on its
+ * caller's thread (a background call's command on a thread of its own). */
 void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 		    struct cw_call_result *r);
 /* The same under given rules (NULL: the default), such as a grant's own. */
 void cw_engine_call_with(struct cw_engine *e, struct cw_rules *rules,
 			 const struct cw_call *call, struct cw_call_result *r);
+/* And with the caller taking part (hooks may be NULL). */
+void cw_engine_call_hooked(struct cw_engine *e, struct cw_rules *rules,
+			   const struct cw_call *call,
+			   const struct cw_call_hooks *h,
+			   struct cw_call_result *r);
 void cw_engine_result_free(struct cw_call_result *r);
+
+/* Commands allowed to run at once: the policy's max_concurrent, else the
+ * number of CPUs times four. */
+int64_t cw_engine_max_concurrent(const struct cw_engine *e);
 
 /* The E2B-shaped object {stdout, stderr, exit_code, sandboxId}; with
  * extended true also duration_ms, truncated, timed_out, signal,
  * invocation_id and audit (the call's records and what the kernel layers
- * refused). New reference. */
+ * refused). A background call: {message, pid, sandboxId}, extended with
+ * invocation_id, background and audit. New reference. */
 json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended);
 
 /* Layer availability for this kernel and build, as a JSON object. */

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "mcp.h"
@@ -12,6 +16,25 @@
 
 static const char *const versions[] = { "2025-11-25", "2025-06-18",
 					"2025-03-26" };
+
+/* A tools/call running on its own thread. */
+struct flight {
+	struct cw_mcp *m;
+	json_t *id;		/* the request's id */
+	json_t *params;
+	json_t *progress_token;	/* NULL when none was asked for */
+	int cancel_fd;		/* eventfd: notifications/cancelled */
+	bool cancelled;		/* under m->lock */
+	struct flight *next;
+};
+
+/* An elicitation/create we sent, waiting for its response. */
+struct ask {
+	char id[48];
+	json_t *response;	/* the whole message once it came */
+	struct flight *f;
+	struct ask *next;
+};
 
 struct cw_mcp {
 	struct cw_engine *engine;
@@ -21,6 +44,15 @@ struct cw_mcp {
 	void *rules_ctx;
 	bool initialized;	/* initialize answered */
 	char version[16];	/* negotiated protocol version */
+	bool elicit;		/* the client declared elicitation */
+	struct cw_mcp_out out;	/* send NULL: calls run inline */
+	pthread_mutex_t lock;	/* everything below */
+	pthread_cond_t cond;	/* a call ended, an answer came, cancels */
+	struct flight *flights;
+	size_t nflights;
+	struct ask *asks;
+	unsigned long next_ask;
+	bool closing;
 };
 
 struct cw_mcp *cw_mcp_new(struct cw_engine *e, const char *grant,
@@ -31,6 +63,8 @@ struct cw_mcp *cw_mcp_new(struct cw_engine *e, const char *grant,
 	if (!m)
 		return NULL;
 	m->engine = e;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->cond, NULL);
 	m->grant = strdup(grant ? grant : "local");
 	m->session = strdup(session_id ? session_id : "");
 	if (!m->grant || !m->session) {
@@ -57,10 +91,52 @@ static struct cw_rules *rules_now(struct cw_mcp *m)
 	return r ? r : cw_engine_rules(m->engine);
 }
 
+void cw_mcp_set_out(struct cw_mcp *m, const struct cw_mcp_out *out)
+{
+	m->out = *out;
+}
+
+void cw_mcp_drain(struct cw_mcp *m)
+{
+	pthread_mutex_lock(&m->lock);
+	while (m->nflights)
+		pthread_cond_wait(&m->cond, &m->lock);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* Under m->lock. */
+static void cancel_locked(struct cw_mcp *m, struct flight *f)
+{
+	uint64_t one = 1;
+
+	if (f->cancelled)
+		return;
+	f->cancelled = true;
+	if (write(f->cancel_fd, &one, sizeof(one)) < 0) {
+		/* Only at the eventfd's maximum: signalled already. */
+	}
+	pthread_cond_broadcast(&m->cond);
+}
+
+void cw_mcp_cancel_all(struct cw_mcp *m)
+{
+	struct flight *f;
+
+	pthread_mutex_lock(&m->lock);
+	m->closing = true;
+	for (f = m->flights; f; f = f->next)
+		cancel_locked(m, f);
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
 void cw_mcp_free(struct cw_mcp *m)
 {
 	if (!m)
 		return;
+	cw_mcp_drain(m);
+	pthread_cond_destroy(&m->cond);
+	pthread_mutex_destroy(&m->lock);
 	free(m->grant);
 	free(m->session);
 	free(m);
@@ -94,7 +170,7 @@ static json_t *input_schema(void)
 		"sandboxId", "type", "string", "description",
 		"Accepted and echoed back, for E2B compatibility.",
 		"background", "type", "boolean", "description",
-		"Run in the background (not supported by this version).",
+		"Return at once with the pid and invocation_id; follow it with command_status and command_kill.",
 		"cwd", "type", "string", "description",
 		"Working directory; must lie within what the policy allows.",
 		"envs", "type", "object", "additionalProperties", "type",
@@ -105,17 +181,51 @@ static json_t *input_schema(void)
 		"required", "command", "additionalProperties", 0);
 }
 
+/* A foreground result has stdout, stderr and exit_code; a background one
+ * message, pid and background. */
 static json_t *output_schema(void)
 {
-	return json_pack(
-		"{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}, s:[s, s, s]}",
+	json_t *o = json_pack(
+		"{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}, s:[s, s]}",
 		"type", "object", "properties", "stdout", "type", "string",
 		"stderr", "type", "string", "exit_code", "type", "integer",
 		"sandboxId", "type", "string", "duration_ms", "type",
 		"integer", "truncated", "type", "boolean", "timed_out",
 		"type", "boolean", "signal", "type", "integer",
 		"invocation_id", "type", "string", "audit", "type", "object",
-		"required", "stdout", "stderr", "exit_code");
+		"required", "sandboxId", "invocation_id");
+	json_t *props = json_object_get(o, "properties");
+
+	json_object_set_new(props, "message", json_pack("{s:s}", "type", "string"));
+	json_object_set_new(props, "pid", json_pack("{s:s}", "type", "integer"));
+	json_object_set_new(props, "background",
+			    json_pack("{s:s}", "type", "boolean"));
+	return o;
+}
+
+static json_t *job_input_schema(const char *what)
+{
+	return json_pack("{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}}, s:[s], s:b}",
+			 "type", "object", "properties", "invocation_id",
+			 "type", "string", "description", what, "sandboxId",
+			 "type", "string", "description",
+			 "Accepted and echoed back, for E2B compatibility.",
+			 "required", "invocation_id", "additionalProperties",
+			 0);
+}
+
+static json_t *job_output_schema(void)
+{
+	return json_pack(
+		"{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:[s, s]}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}, s:[s, s]}",
+		"type", "object", "properties", "invocation_id", "type",
+		"string", "pid", "type", "integer", "running", "type",
+		"boolean", "exit_code", "type", "integer", "null", "signal",
+		"type", "integer", "timed_out", "type", "boolean", "killed",
+		"type", "boolean", "stdout", "type", "string", "stderr",
+		"type", "string", "truncated", "type", "boolean",
+		"duration_ms", "type", "integer", "sandboxId", "type",
+		"string", "required", "invocation_id", "running");
 }
 
 json_t *cw_mcp_tools(const struct cw_policy *p)
@@ -136,6 +246,29 @@ json_t *cw_mcp_tools(const struct cw_policy *p)
 				  "outputSchema", output_schema(),
 				  "annotations", "readOnlyHint", 0,
 				  "destructiveHint", 1, "openWorldHint", 1));
+	if (!cw_policy_hidden(p, CW_TOOL_COMMAND_STATUS))
+		json_array_append_new(
+			tools,
+			json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:b}}", "name",
+				  CW_TOOL_COMMAND_STATUS, "title",
+				  "State of a background command", "description",
+				  "Whether a background run_command is still running, its exit code once ended, and its output so far (bounded by the policy's max_output_bytes).",
+				  "inputSchema",
+				  job_input_schema("The invocation_id a background run_command returned."),
+				  "outputSchema", job_output_schema(),
+				  "annotations", "readOnlyHint", 1));
+	if (!cw_policy_hidden(p, CW_TOOL_COMMAND_KILL))
+		json_array_append_new(
+			tools,
+			json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:b, s:b}}",
+				  "name", CW_TOOL_COMMAND_KILL, "title",
+				  "Kill a background command", "description",
+				  "Kill a background run_command and every process it started; returns its final state.",
+				  "inputSchema",
+				  job_input_schema("The invocation_id a background run_command returned."),
+				  "outputSchema", job_output_schema(),
+				  "annotations", "readOnlyHint", 0,
+				  "destructiveHint", 1));
 	return tools;
 }
 
@@ -161,6 +294,8 @@ static json_t *do_initialize(struct cw_mcp *m, json_t *id, json_t *params)
 		if (strcmp(want, versions[i]) == 0)
 			snprintf(m->version, sizeof(m->version), "%s", want);
 	m->initialized = true;
+	m->elicit = json_is_object(json_object_get(
+		json_object_get(params, "capabilities"), "elicitation"));
 	return result(id,
 		      json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}",
 				"protocolVersion", m->version,
@@ -168,7 +303,7 @@ static json_t *do_initialize(struct cw_mcp *m, json_t *id, json_t *params)
 				"serverInfo", "name", "cmdwarden", "title",
 				"cmdwarden execution-point enforcer",
 				"version", CW_VERSION, "instructions",
-				"Call run_command to run shell commands. Every call is decided by the execution policy, confined by the kernel and audited; denials start with [POLICY DENIED]."));
+				"Call run_command to run shell commands (background: true returns at once; then command_status and command_kill). Every call is decided by the execution policy, confined by the kernel and audited; denials start with [POLICY DENIED]."));
 }
 
 static json_t *tool_error(const char *text)
@@ -177,8 +312,141 @@ static json_t *tool_error(const char *text)
 			 "text", text, "isError", 1);
 }
 
-static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params)
+/* ---- elicitation: asking the person behind the client ---------------- */
+
+static int send_out(struct cw_mcp *m, json_t *msg, json_t *related)
 {
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	ret = m->out.send(m->out.ctx, msg, related);
+	json_decref(msg);
+	return ret;
+}
+
+/* The approval question, as elicitation/create puts it to a person. */
+static json_t *ask_request(const char *id, const struct cw_ask *q)
+{
+	char text[3072];
+
+	if (q->command)
+		snprintf(text, sizeof(text),
+			 "Approve running this command?\n\n%.2000s\n\nin %.256s\n\nThe policy asks for approval (rule %.200s%s%.300s).",
+			 q->command, q->cwd ? q->cwd : "", q->rule,
+			 q->reason && *q->reason ? ": " : "",
+			 q->reason ? q->reason : "");
+	else
+		snprintf(text, sizeof(text),
+			 "Approve a call of the tool \"%.100s\"?\n\nThe policy asks for approval (rule %.200s%s%.300s).",
+			 q->tool, q->rule,
+			 q->reason && *q->reason ? ": " : "",
+			 q->reason ? q->reason : "");
+	/* Nothing to fill in: accept, decline or cancel is the answer. */
+	return json_pack("{s:s, s:s, s:s, s:{s:s, s:{s:s, s:{}}}}", "jsonrpc",
+			 "2.0", "id", id, "method", "elicitation/create",
+			 "params", "message", text, "requestedSchema", "type",
+			 "object", "properties");
+}
+
+static int ask_hook(void *ctx, const struct cw_ask *q)
+{
+	struct flight *f = ctx;
+	struct cw_mcp *m = f->m;
+	struct timespec until;
+	struct ask a = { .f = f };
+	struct ask **pp;
+	const char *action;
+	json_t *res;
+	int ret;
+
+	if (!m->elicit)
+		return -ENOTSUP;
+	pthread_mutex_lock(&m->lock);
+	snprintf(a.id, sizeof(a.id), "cmdwarden-ask-%lu", ++m->next_ask);
+	a.next = m->asks;
+	m->asks = &a;
+	pthread_mutex_unlock(&m->lock);
+
+	ret = send_out(m, ask_request(a.id, q), f->id);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += CW_MCP_ASK_TIMEOUT_S;
+	pthread_mutex_lock(&m->lock);
+	while (!ret && !a.response && !f->cancelled && !m->closing)
+		if (pthread_cond_timedwait(&m->cond, &m->lock, &until) ==
+		    ETIMEDOUT)
+			break;
+	for (pp = &m->asks; *pp; pp = &(*pp)->next)
+		if (*pp == &a) {
+			*pp = a.next;
+			break;
+		}
+	pthread_mutex_unlock(&m->lock);
+	if (ret < 0 || !a.response)
+		return CW_ANSWER_CANCEL; /* no answer is no approval */
+	res = json_object_get(a.response, "result");
+	action = json_string_value(json_object_get(res, "action"));
+	ret = CW_ANSWER_CANCEL;
+	if (action && !strcmp(action, "accept"))
+		ret = CW_ANSWER_ACCEPT;
+	else if (action && !strcmp(action, "decline"))
+		ret = CW_ANSWER_DECLINE;
+	json_decref(a.response);
+	return ret;
+}
+
+/* A response from the client: the answer to one of our asks. */
+static void answer_ask(struct cw_mcp *m, json_t *msg)
+{
+	const char *id = json_string_value(json_object_get(msg, "id"));
+	struct ask *a;
+
+	if (!id)
+		return;
+	pthread_mutex_lock(&m->lock);
+	for (a = m->asks; a; a = a->next)
+		if (!strcmp(a->id, id) && !a->response) {
+			a->response = json_incref(msg);
+			pthread_cond_broadcast(&m->cond);
+			break;
+		}
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* ---- calls ----------------------------------------------------------- */
+
+static void cancel_request(struct cw_mcp *m, json_t *id)
+{
+	struct flight *f;
+
+	if (!id)
+		return;
+	pthread_mutex_lock(&m->lock);
+	for (f = m->flights; f; f = f->next)
+		if (json_equal(f->id, id))
+			cancel_locked(m, f);
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void progress_hook(void *ctx, int64_t elapsed_ms)
+{
+	struct flight *f = ctx;
+	char msg[64];
+
+	snprintf(msg, sizeof(msg), "running for %llds",
+		 (long long)(elapsed_ms / 1000));
+	send_out(f->m,
+		 json_pack("{s:s, s:s, s:{s:O, s:I, s:s}}", "jsonrpc", "2.0",
+			   "method", "notifications/progress", "params",
+			   "progressToken", f->progress_token, "progress",
+			   (json_int_t)(elapsed_ms / 1000), "message", msg),
+		 f->id);
+}
+
+static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params,
+		       struct flight *f)
+{
+	struct cw_call_hooks hooks = { .cancel_fd = -1 };
 	struct cw_call_result r;
 	struct cw_rules *rules;
 	struct cw_call call;
@@ -198,19 +466,30 @@ static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params)
 	call.args = args;
 	call.grant = m->grant;
 	call.session = m->session;
+	if (f) {
+		hooks.cancel_fd = f->cancel_fd;
+		hooks.ask = ask_hook;
+		hooks.ctx = f;
+		if (f->progress_token) {
+			hooks.progress = progress_hook;
+			hooks.progress_ms = CW_MCP_PROGRESS_MS;
+		}
+	}
 	rules = rules_now(m);
-	cw_engine_call_with(m->engine, rules, &call, &r);
+	cw_engine_call_hooked(m->engine, rules, &call, f ? &hooks : NULL, &r);
 	cw_rules_put(rules);
 	switch (r.outcome) {
 	case CW_OUTCOME_RAN:
-		js = cw_engine_result_json(&r, false);
+		js = r.data ? json_incref(r.data) :
+			      cw_engine_result_json(&r, false);
 		text = js ? cw_json_compact(js) : NULL;
 		json_decref(js);
 		if (text)
 			res = json_pack("{s:[{s:s, s:s}], s:o, s:b}",
 					"content", "type", "text", "text",
 					text, "structuredContent",
-					cw_engine_result_json(&r, true),
+					r.data ? json_incref(r.data) :
+						 cw_engine_result_json(&r, true),
 					"isError", 0);
 		free(text);
 		break;
@@ -237,6 +516,99 @@ static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params)
 	return result(id, res);
 }
 
+static void flight_free(struct flight *f)
+{
+	json_decref(f->id);
+	json_decref(f->params);
+	json_decref(f->progress_token);
+	if (f->cancel_fd >= 0)
+		close(f->cancel_fd);
+	free(f);
+}
+
+static void *flight_main(void *p)
+{
+	struct flight *f = p, **pp;
+	struct cw_mcp *m = f->m;
+	json_t *resp;
+	bool cancelled;
+
+	resp = do_call(m, f->id, f->params, f);
+	pthread_mutex_lock(&m->lock);
+	cancelled = f->cancelled;
+	pthread_mutex_unlock(&m->lock);
+	/* A cancelled request gets no response (MCP cancellation). */
+	if (resp && !cancelled)
+		send_out(m, json_incref(resp), f->id);
+	json_decref(resp);
+	pthread_mutex_lock(&m->lock);
+	for (pp = &m->flights; *pp; pp = &(*pp)->next)
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	m->nflights--;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+	flight_free(f);
+	return NULL;
+}
+
+/* Starts a tools/call on a thread of its own; its answer goes out later. */
+static json_t *dispatch(struct cw_mcp *m, json_t *id, json_t *params)
+{
+	json_t *tok = json_object_get(json_object_get(params, "_meta"),
+				      "progressToken");
+	pthread_attr_t attr;
+	struct flight *f;
+	pthread_t th;
+	int ret;
+
+	pthread_mutex_lock(&m->lock);
+	if (m->nflights >= CW_MCP_MAX_INFLIGHT) {
+		pthread_mutex_unlock(&m->lock);
+		return cw_mcp_error(id, CW_JSONRPC_INTERNAL_ERROR,
+				    "too many calls in flight on this session (%d); wait for answers before sending more",
+				    CW_MCP_MAX_INFLIGHT);
+	}
+	m->nflights++;
+	pthread_mutex_unlock(&m->lock);
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		goto fail;
+	f->m = m;
+	f->id = json_incref(id);
+	f->params = json_incref(params);
+	if (json_is_string(tok) || json_is_integer(tok))
+		f->progress_token = json_incref(tok);
+	f->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (f->cancel_fd < 0)
+		goto fail;
+	pthread_mutex_lock(&m->lock);
+	f->next = m->flights;
+	m->flights = f;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	ret = pthread_create(&th, &attr, flight_main, f);
+	pthread_attr_destroy(&attr);
+	if (ret) {
+		m->flights = f->next;
+		pthread_mutex_unlock(&m->lock);
+		goto fail;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+fail:
+	if (f)
+		flight_free(f);
+	pthread_mutex_lock(&m->lock);
+	m->nflights--;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+	return cw_mcp_error(id, CW_JSONRPC_INTERNAL_ERROR,
+			    "could not start the call: out of resources");
+}
+
 /* A request id must be a string or an integer (JSON-RPC; MCP forbids null). */
 static bool valid_id(json_t *id)
 {
@@ -259,8 +631,10 @@ json_t *cw_mcp_handle(struct cw_mcp *m, json_t *msg)
 	method = json_string_value(json_object_get(msg, "method"));
 	params = json_object_get(msg, "params");
 	if (!method && (json_object_get(msg, "result") ||
-			json_object_get(msg, "error")))
-		return NULL; /* a response to us: we send no requests yet */
+			json_object_get(msg, "error"))) {
+		answer_ask(m, msg);	/* a response to our request */
+		return NULL;
+	}
 	if (!ver || strcmp(ver, "2.0") != 0)
 		return cw_mcp_error(valid_id(id) ? id : NULL,
 				    CW_JSONRPC_INVALID_REQUEST,
@@ -274,8 +648,12 @@ json_t *cw_mcp_handle(struct cw_mcp *m, json_t *msg)
 					 CW_JSONRPC_INVALID_REQUEST,
 					 "\"params\" must be an object") :
 			    NULL;
-	if (!id)
-		return NULL; /* notifications: initialized, cancelled, ... */
+	if (!id) {
+		/* notifications: initialized, cancelled, ... */
+		if (!strcmp(method, "notifications/cancelled"))
+			cancel_request(m, json_object_get(params, "requestId"));
+		return NULL;
+	}
 	if (!valid_id(id))
 		return cw_mcp_error(NULL, CW_JSONRPC_INVALID_REQUEST,
 				    "\"id\" must be a string or an integer");
@@ -297,7 +675,8 @@ json_t *cw_mcp_handle(struct cw_mcp *m, json_t *msg)
 		return result(id, json_pack("{s:o}", "tools", tools));
 	}
 	if (strcmp(method, "tools/call") == 0)
-		return do_call(m, id, params);
+		return m->out.send ? dispatch(m, id, params) :
+				     do_call(m, id, params, NULL);
 	return cw_mcp_error(id, CW_JSONRPC_METHOD_NOT_FOUND,
 			    "method \"%.100s\" not found", method);
 }

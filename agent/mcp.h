@@ -20,11 +20,33 @@
 
 #define CW_MCP_LATEST_VERSION "2025-11-25"
 
+/* Most tools/call requests of one session in flight at once. */
+#define CW_MCP_MAX_INFLIGHT 256
+/* Progress notifications, when a request asks for them, this often. */
+#define CW_MCP_PROGRESS_MS 2000
+/* How long an elicitation waits for the person's answer. */
+#define CW_MCP_ASK_TIMEOUT_S 600
+
 struct cw_mcp;
+
+/*
+ * How a session sends to its client outside a direct answer: responses of
+ * calls that ran on their own threads, notifications (progress), and
+ * requests (elicitation/create). The transport writes each message whole;
+ * it may be called from any thread. related is the id of the client's
+ * request the message belongs to (NULL when none), so that a transport
+ * with one stream per request (Streamable HTTP) can route it. It does not
+ * take msg. 0 or -errno.
+ */
+struct cw_mcp_out {
+	int (*send)(void *ctx, json_t *msg, json_t *related);
+	void *ctx;
+};
 
 /* grant: the caller's credential name ("local" for stdio). */
 struct cw_mcp *cw_mcp_new(struct cw_engine *e, const char *grant,
 			  const char *session_id);
+/* Waits for the session's calls in flight (cw_mcp_drain), then frees. */
 void cw_mcp_free(struct cw_mcp *m);
 
 /* Where a session finds the rules of its grant, asked at every request so
@@ -34,9 +56,23 @@ typedef struct cw_rules *(*cw_mcp_rules_fn)(void *ctx, const char *grant);
 void cw_mcp_set_rules_source(struct cw_mcp *m, cw_mcp_rules_fn fn,
 			     void *ctx);
 
+/* With an out channel, tools/call requests run on threads of their own and
+ * are answered through it, so one slow command blocks nothing else; the
+ * session also honours notifications/cancelled, sends progress and asks
+ * for approvals by elicitation. Without, calls run inline. Set before the
+ * first message. */
+void cw_mcp_set_out(struct cw_mcp *m, const struct cw_mcp_out *out);
+
+/* Waits until every call in flight has been answered. Cancel first to
+ * stop them: cw_mcp_cancel_all. */
+void cw_mcp_drain(struct cw_mcp *m);
+/* Cancels every call in flight (the client is gone); pending elicitations
+ * end as cancelled. */
+void cw_mcp_cancel_all(struct cw_mcp *m);
+
 /* Handles one message as raw bytes (parse errors answered with -32700).
  * Returns the response to send (new reference) or NULL when none is due
- * (notifications, responses). */
+ * (notifications, responses, calls answered later through out). */
 json_t *cw_mcp_handle_raw(struct cw_mcp *m, const char *buf, size_t len);
 json_t *cw_mcp_handle(struct cw_mcp *m, json_t *msg);
 

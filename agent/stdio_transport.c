@@ -1,5 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * The reader runs on the serving thread and never waits for a command:
+ * tools/call requests run on threads of their own (see mcp.c) and answer
+ * through send_out. Every message goes out whole under one lock, so lines
+ * from different threads never interleave.
+ */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,28 +15,54 @@
 #include "json.h"
 #include "stdio_transport.h"
 
-static int send_msg(int fd, json_t *msg)
+struct out {
+	int fd;
+	pthread_mutex_t lock;
+	int failed;		/* first write error, -errno */
+};
+
+static int write_msg(struct out *o, json_t *msg)
 {
 	char *s;
 	size_t n;
 	int ret;
 
-	if (!msg)
-		return 0;
 	s = cw_json_compact(msg);
-	json_decref(msg);
 	if (!s)
 		return -ENOMEM;
-	/* One write of the line and its newline keeps messages whole. */
 	n = strlen(s);
 	s[n] = '\n';
-	ret = cw_write_all(fd, s, n + 1);
+	pthread_mutex_lock(&o->lock);
+	ret = o->failed ? o->failed : cw_write_all(o->fd, s, n + 1);
+	if (ret < 0 && !o->failed)
+		o->failed = ret;
+	pthread_mutex_unlock(&o->lock);
 	free(s);
 	return ret;
 }
 
+/* The session's out channel: from any thread. */
+static int send_out(void *ctx, json_t *msg, json_t *related)
+{
+	(void)related;	/* one stream carries everything */
+	return write_msg(ctx, msg);
+}
+
+/* A direct answer from the reader; takes msg. */
+static int send_msg(struct out *o, json_t *msg)
+{
+	int ret;
+
+	if (!msg)
+		return 0;
+	ret = write_msg(o, msg);
+	json_decref(msg);
+	return ret;
+}
+
 /* Handles one complete line (without its newline). */
-static int handle_line(struct cw_mcp *m, int out_fd, char *line, size_t len)
+static int handle_line(struct cw_mcp *m, struct out *out, char *line,
+		       size_t len)
 {
 	size_t i;
 
@@ -40,7 +73,7 @@ static int handle_line(struct cw_mcp *m, int out_fd, char *line, size_t len)
 			break;
 	if (i == len)
 		return 0; /* blank lines are tolerated */
-	return send_msg(out_fd, cw_mcp_handle_raw(m, line, len));
+	return send_msg(out, cw_mcp_handle_raw(m, line, len));
 }
 
 int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
@@ -50,7 +83,11 @@ int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
 	bool discarding = false;
 	size_t discarded = 0;
 	char chunk[65536];
+	struct out out = { .fd = out_fd, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct cw_mcp_out mo = { send_out, &out };
 	int ret = 0;
+
+	cw_mcp_set_out(m, &mo);
 
 	for (;;) {
 		ssize_t n = read(in_fd, chunk, sizeof(chunk));
@@ -85,7 +122,7 @@ int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
 				break;
 			p = nl + 1;
 			if (discarding) {
-				ret = send_msg(out_fd,
+				ret = send_msg(&out,
 					       cw_mcp_error(NULL,
 							    CW_JSONRPC_INVALID_REQUEST,
 							    "request too large: %zu bytes exceeds the limit of %zu bytes",
@@ -94,7 +131,7 @@ int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
 				discarding = false;
 				discarded = 0;
 			} else {
-				ret = handle_line(m, out_fd,
+				ret = handle_line(m, &out,
 						  line.data ? line.data : "",
 						  line.len);
 				line.len = 0;
@@ -108,13 +145,20 @@ int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
 	}
 	/* A last message without a newline still counts. */
 	if (!discarding && line.len)
-		ret = handle_line(m, out_fd, line.data, line.len);
+		ret = handle_line(m, &out, line.data, line.len);
 	else if (discarding)
-		ret = send_msg(out_fd,
+		ret = send_msg(&out,
 			       cw_mcp_error(NULL, CW_JSONRPC_INVALID_REQUEST,
 					    "request too large: %zu bytes exceeds the limit of %zu bytes",
 					    discarded, max_request));
 out:
+	/* Calls still running are answered before we return; when the
+	 * client can no longer be written to, they are cancelled instead. */
+	if (ret < 0)
+		cw_mcp_cancel_all(m);
+	cw_mcp_drain(m);
+	cw_mcp_set_out(m, &(struct cw_mcp_out){ 0 });
 	cw_buf_free(&line);
-	return ret;
+	pthread_mutex_destroy(&out.lock);
+	return ret ? ret : out.failed;
 }

@@ -69,6 +69,7 @@ static const char default_sandbox_json[] =
 
 /* Range of each bounded number of the sandbox section. */
 #define TIMEOUT_MAX_S 86400
+#define MAX_CONCURRENT 65536
 #define OUTPUT_MAX_BYTES (256ll << 20)
 #define MEMORY_MAX_MB (1ll << 30)
 #define PIDS_MAX 4194304ll
@@ -1677,7 +1678,8 @@ static int cmp_rule(const void *a, const void *b)
 static void compile(struct loader *ld, struct cw_policy *p, json_t *root)
 {
 	static const char *const keys[] = { "version", "default", "hide",
-					    "all_tools", "tools", NULL };
+					    "max_concurrent", "all_tools",
+					    "tools", NULL };
 	static const char *const defaults[] = { "allow", "deny", NULL };
 	static const char *const all_keys[] = { "limits", NULL };
 	const char *name;
@@ -1733,6 +1735,13 @@ static void compile(struct loader *ld, struct cw_policy *p, json_t *root)
 		}
 		p->hide.n = w;
 	}
+
+	/* 0 = not set: the engine uses CPUs x 4. */
+	v = json_object_get(root, "max_concurrent");
+	if (v)
+		set_int(ld, v, "max_concurrent", 1, MAX_CONCURRENT,
+			"an integer from 1 to 65536 commands running at once",
+			&p->max_concurrent);
 
 	v = json_object_get(root, "all_tools");
 	if (v && want_type(ld, v, "all_tools", json_is_object(v),

@@ -164,6 +164,7 @@ struct cw_policy {
 	enum cw_action default_action; /* ALLOW or DENY */
 	bool hide_all;		/* hide: ["*"] */
 	struct cw_strv hide;	/* sorted */
+	int64_t max_concurrent;	/* commands running at once; 0 = not set */
 	struct cw_limit *all_limits;
 	size_t nall_limits;
 	struct cw_rule *rules;	/* sorted by name */

@@ -979,7 +979,8 @@ static int open_fds(int out[2], int errp[2], int rp[2], int *devnull,
 /* ------------------------------------------------------------------ */
 /* Running: output, deadline, reaping. */
 
-static void stream_read(struct stream *s, bool *truncated)
+static void stream_read(struct stream *s, bool *truncated,
+			const struct cw_spawn_watch *w, int which)
 {
 	char chunk[32768];
 	size_t keep;
@@ -1007,6 +1008,8 @@ static void stream_read(struct stream *s, bool *truncated)
 			keep = (size_t)n;
 		if (keep && !s->nomem && cw_buf_append(&s->buf, chunk, keep) < 0)
 			s->nomem = true;
+		else if (keep && w && w->on_output)
+			w->on_output(w->ctx, which, chunk, keep);
 		if (keep < (size_t)n || s->nomem)
 			*truncated = true;
 	}
@@ -1126,14 +1129,19 @@ static void supervise(pid_t pid, struct stream s[2], int64_t timeout_ms,
 		      struct cw_seccomp_listener **lis,
 		      struct cw_spawn_result *r)
 {
-	int64_t deadline, kill_at = -1, drain_until = -1, now, next;
-	struct pollfd pfd[4];
-	int pidfd, status = 0, n, i, rc, t, lis_at;
+	const struct cw_spawn_watch *w = o->watch;
+	int64_t deadline, kill_at = -1, drain_until = -1, now, next, start;
+	int64_t tick_at = -1;
+	struct pollfd pfd[5];
+	int pidfd, status = 0, n, i, rc, t, lis_at, cancel_at = -1;
+	int cancel_fd = w ? w->cancel_fd : -1;
 	bool exited = false;
 
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	now = cw_mono_us();
+	now = start = cw_mono_us();
 	deadline = now + timeout_ms * 1000;
+	if (w && w->on_tick && w->tick_ms > 0)
+		tick_at = now + w->tick_ms * 1000;
 	for (;;) {
 		if (exited && s[0].fd < 0 && s[1].fd < 0 && group_gone(pid))
 			break;
@@ -1159,6 +1167,14 @@ static void supervise(pid_t pid, struct stream s[2], int64_t timeout_ms,
 			}
 			next = kill_at;
 		}
+		if (!exited && tick_at >= 0) {
+			if (now >= tick_at) {
+				w->on_tick(w->ctx, now - start);
+				tick_at = now + w->tick_ms * 1000;
+			}
+			if (next < 0 || tick_at < next)
+				next = tick_at;
+		}
 		t = poll_timeout_ms(next, now);
 		if (!exited && pidfd < 0 &&
 		    (t < 0 || t > FALLBACK_POLL_MS))
@@ -1183,6 +1199,13 @@ static void supervise(pid_t pid, struct stream s[2], int64_t timeout_ms,
 			pfd[n].revents = 0;
 			n++;
 		}
+		cancel_at = -1;
+		if (!exited && cancel_fd >= 0 && !r->cancelled) {
+			pfd[n].fd = cancel_fd;
+			pfd[n].events = POLLIN;
+			pfd[n].revents = 0;
+			cancel_at = n++;
+		}
 		if (!exited && pidfd >= 0) {
 			pfd[n].fd = pidfd;
 			pfd[n].events = POLLIN;
@@ -1199,9 +1222,14 @@ static void supervise(pid_t pid, struct stream s[2], int64_t timeout_ms,
 			answer_denials(o, lis, r);
 		for (i = 0; i < 2; i++)
 			if (s[i].fd >= 0)
-				stream_read(&s[i], &r->truncated);
+				stream_read(&s[i], &r->truncated, w, i + 1);
 		if (exited)
 			continue;
+		if (cancel_at >= 0 && rc > 0 && pfd[cancel_at].revents) {
+			/* The caller gave up on it: no grace period. */
+			r->cancelled = true;
+			kill(-pid, SIGKILL);
+		}
 		if (pidfd >= 0 ? (rc > 0 && pfd[n - 1].revents) :
 				 exited_nowait(pid)) {
 			/* Still a zombie: its pid pins the group id. */

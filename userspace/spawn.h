@@ -21,6 +21,20 @@
 #include "seccomp.h"
 #include "util.h"
 
+/* Watching a running command from the caller's side; every field optional. */
+struct cw_spawn_watch {
+	int cancel_fd;		/* readable (an eventfd written by another
+				 * thread): kill the command's process group
+				 * now; -1 for none */
+	int64_t tick_ms;	/* on_tick every tick_ms while it runs */
+	void (*on_tick)(void *ctx, int64_t elapsed_us);
+	/* Output as it arrives, only the bytes kept (within
+	 * max_output_bytes); stream 1 is stdout, 2 stderr. */
+	void (*on_output)(void *ctx, int stream, const char *data,
+			  size_t len);
+	void *ctx;
+};
+
 struct cw_spawn_opts {
 	const struct cw_sandbox *sb;
 	const char *command;
@@ -51,6 +65,7 @@ struct cw_spawn_opts {
 	void (*on_seccomp)(void *ctx, const struct cw_seccomp_denial *d);
 	void *seccomp_ctx;
 	unsigned seccomp_describe_max;
+	const struct cw_spawn_watch *watch; /* NULL: none */
 	/* Called in the parent once the child has exec'd. */
 	void (*on_launch)(void *ctx, pid_t pid, uid_t uid, gid_t gid,
 			  const char *cwd);
@@ -68,6 +83,7 @@ struct cw_spawn_result {
 	int exit_code;		/* -1 when killed by a signal */
 	int term_signal;	/* 0 when it exited */
 	bool timed_out;
+	bool cancelled;		/* killed through watch->cancel_fd */
 	int64_t duration_us;
 	pid_t pid;
 	bool seccomp_audited;	/* denials came to the agent */

@@ -50,7 +50,15 @@ echo
 echo "== kernel events: one call executing 2,000 processes and opening 200,000 files, traced and untraced"
 tests/bench/trace.sh "$B/cmdwarden" tests/bench/bench.json "$work" | tee "$work/trace"
 
-get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-seccomp" "$work/audit" "$work/audit-tmpfs" "$work/flood" "$work/trace"; }
+echo
+echo "== cmdwarden probe, the whole process (median of 5)"
+for _ in 1 2 3 4 5; do
+	a=$(date +%s%N)
+	"$B/cmdwarden" probe --json >/dev/null
+	echo $(( ($(date +%s%N) - a) / 1000000 ))
+done | sort -n | sed -n 3p | sed 's/^/probe_ms /' | tee "$work/probe"
+
+get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-seccomp" "$work/audit" "$work/audit-tmpfs" "$work/flood" "$work/trace" "$work/probe"; }
 ratio=$(awk -v a="$(get agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 ratio_tmpfs=$(awk -v a="$(get tmpfs_agent_call_median_us)" -v b="$(get tmpfs_bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 echo
@@ -61,6 +69,7 @@ printf '  %-40s %12s\n' "  p99 agent / bare (us)" "$(get agent_call_p99_us) / $(
 layers_cost=$(awk -v a="$(get agent_call_median_us)" -v b="$(get seccomp_only_agent_call_median_us)" 'BEGIN { printf "%d", a - b }')
 layers_p99=$(awk -v a="$(get agent_call_p99_us)" -v b="$(get seccomp_only_agent_call_p99_us)" 'BEGIN { printf "%d", a - b }')
 printf '  %-40s %12s   target %s\n' "all layers vs seccomp only, median (us)" "+$layers_cost" "< +1000"
+printf '  %-40s %12s   target %s\n' "probe, whole process (ms)" "$(get probe_ms)" "< 100"
 printf '  %-40s %12s\n' "  p99 (us)" "+$layers_p99"
 printf '  %-40s %12s   target %s\n' "decisions/s, seed policy" "$(get decisions_per_s_seed)" ">= 500000"
 printf '  %-40s %12s\n' "decisions/s, 50 regex conditions" "$(get decisions_per_s_50_regex)"

@@ -58,9 +58,11 @@ teardown() {
 @test "records are fsynced before the response is written" {
 	command -v strace >/dev/null || skip "strace is not installed"
 	{ printf '%s\n' "$INIT" "$INITIALIZED" "$(call_json 1 true)"; } |
-		strace -o "$T/trace" -e trace=write,fdatasync,fsync -e signal=none \
+		strace -f -o "$T/trace" -e trace=write,fdatasync,fsync -e signal=none \
 			"$CW" serve --state-dir "$STATE" --audit "$AUDIT" >"$T/out"
 	assert_equal "$(resp 1 | jq -r .result.isError)" false
+	# -f: calls run on threads of their own; drop the thread ids
+	sed -i -E 's/^[0-9]+ +//' "$T/trace"
 	afd=$(grep -m1 -E '^write\(([0-9]+), "\{\\"ts' "$T/trace" | sed -E 's/^write\(([0-9]+),.*/\1/')
 	[ -n "$afd" ] || fail "no audit write seen"
 	# the last audit write is followed by its sync, then the response on fd 1

@@ -63,8 +63,9 @@ text() {
 # A world-readable scratch directory for commands run as nobody.
 public_dir() {
 	local d
-	d=$(mktemp -d /tmp/cw-e2e.XXXXXX)
+	d=$(mktemp -d /tmp/cw-pub.XXXXXX)
 	chmod 0777 "$d"
+	echo "$d" >>"$BATS_TEST_TMPDIR/.public_dirs"
 	echo "$d"
 }
 
@@ -144,4 +145,15 @@ http_init() {
 # sse_data : the JSON of the data lines of an SSE body in $T/b
 sse_data() {
 	sed -n 's/^data: //p' "$T/b"
+}
+
+# Removes this test's public directories (only its own: other test runs
+# may be using theirs).
+public_dirs_remove() {
+	local d
+	[ -f "$BATS_TEST_TMPDIR/.public_dirs" ] || return 0
+	while read -r d; do
+		rm -rf "$d"
+	done <"$BATS_TEST_TMPDIR/.public_dirs"
+	rm -f "$BATS_TEST_TMPDIR/.public_dirs"
 }

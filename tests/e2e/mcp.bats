@@ -85,9 +85,11 @@ setup() {
 	assert_equal "$(wc -l <"$T/out")" 2
 }
 
-@test "tools/list gives run_command with input and output schemas" {
+@test "tools/list gives run_command, command_status and command_kill with input and output schemas" {
 	mcp -- '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
-	assert_equal "$(resp 2 | jq -r '.result.tools | length')" 1
+	assert_equal "$(resp 2 | jq -c '[.result.tools[].name]')" '["run_command","command_status","command_kill"]'
+	assert_equal "$(resp 2 | jq -r '.result.tools[1].inputSchema.required[0]')" invocation_id
+	assert_equal "$(resp 2 | jq -r '.result.tools[2].outputSchema.properties.running.type')" boolean
 	assert_equal "$(resp 2 | jq -r '.result.tools[0].name')" run_command
 	assert_equal "$(resp 2 | jq -r '.result.tools[0].inputSchema.required[0]')" command
 	assert_equal "$(resp 2 | jq -r '.result.tools[0].inputSchema.properties.timeout.type')" number

@@ -197,6 +197,21 @@ static void test_seed_policy(void **state)
 	cw_policy_free(p);
 }
 
+/* max_concurrent is read as given and left 0 (the engine's default)
+ * when absent. */
+static void test_max_concurrent(void **state)
+{
+	struct cw_policy *p;
+
+	(void)state;
+	p = load(VALID_DIR "/max_concurrent.json");
+	assert_int_equal(3, p->max_concurrent);
+	cw_policy_free(p);
+	p = load("policies/e2b-run-command.json");
+	assert_int_equal(0, p->max_concurrent);
+	cw_policy_free(p);
+}
+
 static void test_embedded_default(void **state)
 {
 	struct cw_diag d;
@@ -723,6 +738,7 @@ int main(void)
 		cmocka_unit_test(test_valid_fixtures),
 		cmocka_unit_test(test_invalid_fixtures),
 		cmocka_unit_test(test_seed_policy),
+		cmocka_unit_test(test_max_concurrent),
 		cmocka_unit_test(test_embedded_default),
 		cmocka_unit_test(test_default_sandbox),
 		cmocka_unit_test(test_sandbox_merge),
