@@ -7,8 +7,9 @@ load helpers
 
 setup() {
 	cw_setup
-	# a duration no other test run uses, so pgrep sees only ours
-	NAP="1002.$$"
+	# a duration unique to this test run, which no pattern another run
+	# looks for matches: pgrep and pkill see only ours
+	NAP="7002.$$"
 	D=$(public_dir)
 	mkdir -p "$D/rw" "$D/ro" "$D/noexec"
 	echo secret >"$D/ro/secret"

@@ -6,8 +6,9 @@ load helpers
 
 setup() {
 	cw_setup
-	# a duration no other test run uses, so pgrep sees only ours
-	NAP="1001.$$"
+	# a duration unique to this test run, which no pattern another run
+	# looks for matches: pgrep and pkill see only ours
+	NAP="7001.$$"
 }
 
 teardown() {
