@@ -66,6 +66,8 @@ struct reader_stats {
 	dev_t stop_dev;
 	ino_t stop_ino;
 	off_t stop_at;
+	bool stop_found;	/* the file was in the set */
+	off_t stop_end;		/* where its last complete line read ends */
 };
 
 typedef int (*line_fn)(void *ctx, json_t *rec, const char *line, size_t len,
@@ -111,8 +113,10 @@ static int read_set(const char *path, line_fn fn, void *ctx,
 			break;
 		}
 		if (rs->stop && !fstat(fileno(f), &st) &&
-		    st.st_dev == rs->stop_dev && st.st_ino == rs->stop_ino)
+		    st.st_dev == rs->stop_dev && st.st_ino == rs->stop_ino) {
 			limit = rs->stop_at;
+			rs->stop_found = true;
+		}
 		while (!ret && (limit < 0 || done < limit) &&
 		       (n = getline(&line, &cap, f)) > 0) {
 			json_error_t jerr;
@@ -126,6 +130,8 @@ static int read_set(const char *path, line_fn fn, void *ctx,
 				rs->incomplete_tail = true;
 				break;
 			}
+			if (limit >= 0)
+				rs->stop_end = done;
 			line[--n] = '\0';
 			rec = json_loadb(line, (size_t)n, 0, &jerr);
 			if (!json_is_object(rec)) {
@@ -463,8 +469,10 @@ static int cmd_tail(int argc, char **argv)
 	for (i = 0; i < r.cap; i++)
 		free(r.v[i]);
 	free(r.v);
+	/* Following starts after the last whole line shown, so a line
+	 * being written when the tail began comes out whole. */
 	if (ret || fflush(stdout) || !follow_on ||
-	    lseek(fd, st.st_size, SEEK_SET) < 0) {
+	    lseek(fd, rs.stop_found ? rs.stop_end : st.st_size, SEEK_SET) < 0) {
 		close(fd);
 		return ret && ret != -EPIPE ? 1 : 0;
 	}

@@ -226,3 +226,27 @@ make_log() {
 	assert_output --partial '--anchor wants SEQ:SHA256'
 	[ "$nlines" -gt "${anchor%%:*}" ]
 }
+
+@test "audit tail -f prints a line that was being written when it started, whole, once it is complete" {
+	make_log
+	last=$(tail -1 "$AUDIT")
+	head -n -1 "$AUDIT" >"$T/log.jsonl"
+	printf '%s' "${last:0:40}" >>"$T/log.jsonl"
+	"$CW" audit tail -f -n 1 "$T/log.jsonl" >"$T/follow" 2>"$T/follow.err" 3>&- </dev/null &
+	tpid=$!
+	for _ in $(seq 1 50); do
+		[ -s "$T/follow" ] && break
+		sleep 0.1
+	done
+	printf '%s\n' "${last:40}" >>"$T/log.jsonl"
+	for _ in $(seq 1 50); do
+		[ "$(wc -l <"$T/follow")" -ge 2 ] && break
+		sleep 0.1
+	done
+	kill "$tpid"
+	wait "$tpid" || true
+	assert_equal "$(wc -l <"$T/follow")" 2
+	assert_equal "$(tail -1 "$T/follow")" "$last"
+	assert_equal "$(head -1 "$T/follow")" "$(tail -2 "$AUDIT" | head -1)"
+	grep -q "log.jsonl:$(wc -l <"$AUDIT"): incomplete last line" "$T/follow.err" || fail "no warning: $(cat "$T/follow.err")"
+}
