@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "approvals.h"
 #include "audit.h"
 #include "engine.h"
 #include "jobs.h"
@@ -80,6 +81,8 @@ struct cw_engine {
 	struct cw_rate_store *rates;
 	struct cw_audit *audit;
 	struct cw_jobs *jobs;
+	struct cw_approvals *approvals;	/* internally locked */
+	bool operator_approvals;	/* set before calls start */
 	int64_t max_running;
 	pthread_mutex_t lock;		/* everything below */
 	int64_t running;		/* commands running now */
@@ -396,7 +399,8 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->rules_lock, NULL);
 	e->jobs = cw_jobs_new();
-	if (!e->jobs) {
+	e->approvals = cw_approvals_new(o->approval_lifetime_s);
+	if (!e->jobs || !e->approvals) {
 		cw_diag_add(diag, "", 0, 0, "", "out of memory");
 		goto fail;
 	}
@@ -495,6 +499,7 @@ void cw_engine_close(struct cw_engine *e)
 	 * their exit records first. */
 	cw_jobs_free(e->jobs);
 	cw_trace_close(e->trace);
+	cw_approvals_free(e->approvals);
 	cw_audit_close(e->audit);
 	cw_rate_close(e->rates);
 	cw_cgroup_pool_close(e->pool);
@@ -1653,10 +1658,111 @@ static void progress_tick(void *ctx, int64_t elapsed_us)
 	h->progress(h->ctx, elapsed_us / 1000);
 }
 
+/* Without a person to ask: an approval id an operator decides, and the
+ * identical call retried once it is approved. */
+static void operator_approval(struct cw_engine *e, const struct cw_call *call,
+			      const struct run_args *ra,
+			      struct cw_call_result *r, json_t **how)
+{
+	static const char *const states[] = { "pending", "approved",
+					       "rejected", "used" };
+	enum cw_approval_state st = CW_APPROVAL_PENDING;
+	int64_t life = cw_approvals_lifetime_s(e->approvals);
+	char id[32] = "";
+	int ret;
+
+	ret = cw_approvals_check(e->approvals, call->grant, call->tool,
+				 call->args, ra->command ? ra->command : call->tool,
+				 cw_mono_us(), id, &st);
+	if (ret == -ENOMEM) {
+		r->verdict.kind = CW_VERDICT_DENY;
+		snprintf(r->verdict.reason, sizeof(r->verdict.reason),
+			 "tool \"%.100s\" requires approval and the approval could not be recorded (out of memory)",
+			 call->tool);
+		return;
+	}
+	*how = json_pack("{s:s, s:s, s:s}", "via", "operator", "id", id,
+			 "state", states[st]);
+	if (!ret) {
+		r->verdict.kind = CW_VERDICT_ALLOW;
+		return;
+	}
+	r->verdict.kind = CW_VERDICT_DENY;
+	if (st == CW_APPROVAL_REJECTED)
+		snprintf(r->verdict.reason, sizeof(r->verdict.reason),
+			 "approval %s for this call was rejected by an operator",
+			 id);
+	else
+		snprintf(r->verdict.reason, sizeof(r->verdict.reason),
+			 "approval required: approval id %s is pending; an operator approves it with `cmdwarden approve %s` (or rejects it with `cmdwarden reject %s`), then retry this identical call within %llds; the approval runs it once",
+			 id, id, id, (long long)life);
+}
+
+void cw_engine_operator_approvals(struct cw_engine *e, bool on)
+{
+	e->operator_approvals = on;
+}
+
+json_t *cw_engine_control(struct cw_engine *e, json_t *req,
+			  const struct ucred *peer)
+{
+	const char *op = json_string_value(json_object_get(req, "op"));
+	const char *id = json_string_value(json_object_get(req, "id"));
+	struct cw_error err;
+	json_t *desc = NULL, *rec;
+	char msg[512];
+	bool approve;
+	int64_t now;
+	int ret;
+
+	if (op && !strcmp(op, "list"))
+		return json_pack("{s:b, s:o}", "ok", 1, "pending",
+				 cw_approvals_pending(e->approvals,
+						      cw_mono_us()));
+	if (!op || (strcmp(op, "approve") && strcmp(op, "reject")) || !id)
+		return json_pack("{s:b, s:s, s:s}", "ok", 0, "error",
+				 "expected {\"op\": \"approve\"|\"reject\", \"id\": ID} or {\"op\": \"list\"}",
+				 "code", "bad_request");
+	approve = !strcmp(op, "approve");
+	now = cw_mono_us();
+	ret = cw_approvals_try(e->approvals, id, approve, now, msg, sizeof(msg),
+			       &desc);
+	if (ret == -ENOENT) {
+		json_decref(desc);
+		return json_pack("{s:b, s:s, s:s}", "ok", 0, "error", msg,
+				 "code", "unknown");
+	}
+	/* Every answer to a known id is on the record, refused ones too. */
+	rec = json_pack("{s:s, s:s, s:s, s:i, s:i}", "approval_id", id,
+			"answer", approve ? "approve" : "reject", "outcome",
+			ret == 0 ? "done" :
+			ret == -ETIMEDOUT ? "expired" : "already decided",
+			"peer_uid", (int)peer->uid, "peer_pid", (int)peer->pid);
+	if (rec && desc)
+		json_object_update(rec, desc);
+	json_decref(desc);
+	/* On the record before it takes effect. */
+	if (!rec || cw_audit_write(e->audit, "approval", NULL, rec, &err) < 0) {
+		json_decref(rec);
+		return json_pack("{s:b, s:s, s:s}", "ok", 0, "error",
+				 "the decision was not taken: the audit log cannot be written",
+				 "code", "refused");
+	}
+	json_decref(rec);
+	if (!ret)
+		ret = cw_approvals_decide(e->approvals, id, approve, now, msg,
+					  sizeof(msg), NULL);
+	if (ret)
+		return json_pack("{s:b, s:s, s:s}", "ok", 0, "error", msg,
+				 "code",
+				 ret == -ETIMEDOUT ? "expired" : "already");
+	return json_pack("{s:b, s:s}", "ok", 1, "message", msg);
+}
+
 /* The approval a require_approval verdict asks for. On return the verdict
  * is ALLOW or DENY; *how (may stay NULL) describes the answer for the
  * decision record. */
-static void approve(const struct cw_sandbox *sb,
+static void approve(struct cw_engine *e, const struct cw_sandbox *sb,
 		    const struct cw_call *call, const struct run_args *ra,
 		    const struct cw_call_hooks *h, struct cw_call_result *r,
 		    json_t **how)
@@ -1670,6 +1776,10 @@ static void approve(const struct cw_sandbox *sb,
 	};
 	int ans = h && h->ask ? h->ask(h->ctx, &q) : -ENOTSUP;
 
+	if (ans < 0 && e->operator_approvals) {
+		operator_approval(e, call, ra, r, how);
+		return;
+	}
 	if (ans >= 0) {
 		static const char *const names[] = { "accept", "decline",
 						     "cancel" };
@@ -1760,7 +1870,7 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 		}
 	}
 	if (!invalid && r->verdict.kind == CW_VERDICT_APPROVAL) {
-		approve(sb, call, &ra, h, r, &how);
+		approve(e, sb, call, &ra, h, r, &how);
 		now = cw_now_us();
 	}
 	if (!invalid && r->verdict.kind == CW_VERDICT_ALLOW &&

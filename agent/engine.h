@@ -36,6 +36,7 @@ struct cw_engine_opts {
 	uint64_t audit_max_bytes;	/* 0: CW_DEFAULT_AUDIT_MAX_BYTES;
 					 * UINT64_MAX: never rotate */
 	unsigned trace_ringbuf_kib;	/* 0: the default */
+	int64_t approval_lifetime_s;	/* 0: CW_APPROVAL_LIFETIME_S */
 };
 
 /* Loads and fully validates a policy: parse, compile, build its seccomp
@@ -146,6 +147,17 @@ void cw_engine_call_hooked(struct cw_engine *e, struct cw_rules *rules,
 			   const struct cw_call_hooks *h,
 			   struct cw_call_result *r);
 void cw_engine_result_free(struct cw_call_result *r);
+
+/* A require_approval call whose client cannot be asked gets an approval id
+ * an operator decides (cw_engine_control) once this is on; off, such calls
+ * are refused as having no way to ask. */
+void cw_engine_operator_approvals(struct cw_engine *e, bool on);
+
+/* Answers a control-socket request ({"op": "approve"|"reject", "id"} or
+ * {"op": "list"}) from peer; decisions are audited. New reference. */
+struct ucred;
+json_t *cw_engine_control(struct cw_engine *e, json_t *req,
+			  const struct ucred *peer);
 
 /* Commands allowed to run at once: the policy's max_concurrent, else the
  * number of CPUs times four. */

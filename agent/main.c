@@ -18,7 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "approvals.h"
+#include "approve_cmd.h"
 #include "audit_cmd.h"
+#include "control.h"
 #include "decide.h"
 #include "engine.h"
 #include "grant.h"
@@ -49,6 +52,7 @@ static void usage_main(FILE *f)
 		"  probe    which kernel layers this kernel and process can use\n"
 		"  seccomp-profile  print the default seccomp profile, a reason per group\n"
 		"  audit    verify, tail, query and count the audit log\n"
+		"  approve  approve a pending approval id (reject: refuse it)\n"
 		"  version  print the version\n"
 		"\n"
 		"`%s COMMAND --help` describes each command.\n",
@@ -79,13 +83,15 @@ struct common {
 	const char *audit;
 	uint64_t audit_max_bytes;	/* 0: default, UINT64_MAX: never */
 	unsigned trace_ringbuf_kib;	/* 0: default */
+	int64_t approval_lifetime_s;	/* serve; 0: default */
 	bool bad;			/* an option's value was refused */
 };
 
 enum { OPT_POLICY = 1000, OPT_STATE, OPT_AUDIT, OPT_AUDIT_MAX, OPT_RINGBUF,
        OPT_MAXREQ, OPT_TOOL, OPT_ARGS, OPT_GRANT, OPT_SESSION, OPT_CWD,
        OPT_TIMEOUT, OPT_HELP, OPT_HTTP, OPT_TOKENS, OPT_ORIGIN,
-       OPT_HTTP_TIMEOUT, OPT_MAXCONN, OPT_SESSION_IDLE };
+       OPT_HTTP_TIMEOUT, OPT_MAXCONN, OPT_SESSION_IDLE,
+       OPT_APPROVAL_LIFETIME };
 
 #define COMMON_OPTS                                                 \
 	{ "policy", required_argument, NULL, OPT_POLICY },          \
@@ -176,7 +182,8 @@ static bool common_opt(int c, struct common *co)
 static struct cw_engine *open_engine(const struct common *co, bool warn_layers)
 {
 	struct cw_engine_opts o = { co->policy, co->state_dir, co->audit,
-				    co->audit_max_bytes, co->trace_ringbuf_kib };
+				    co->audit_max_bytes, co->trace_ringbuf_kib,
+				    co->approval_lifetime_s };
 	struct cw_engine *e;
 	struct cw_diag d;
 
@@ -192,6 +199,12 @@ static struct cw_engine *open_engine(const struct common *co, bool warn_layers)
 	}
 	cw_diag_free(&d);
 	return e;
+}
+
+static json_t *control_request(void *ctx, json_t *req,
+				const struct ucred *peer)
+{
+	return cw_engine_control(ctx, req, peer);
 }
 
 /* Serves HTTP until SIGINT or SIGTERM; SIGHUP reloads the token file and
@@ -270,12 +283,16 @@ static int cmd_serve(int argc, char **argv)
 		{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
 		{ "max-connections", required_argument, NULL, OPT_MAXCONN },
 		{ "session-idle", required_argument, NULL, OPT_SESSION_IDLE },
+		{ "approval-lifetime", required_argument, NULL,
+		  OPT_APPROVAL_LIFETIME },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct common co = { 0 };
 	struct cw_http_opts ho = { 0 };
 	const char *origins[64];
 	size_t max_request = CW_DEFAULT_MAX_REQUEST;
+	struct cw_control *ctl;
+	struct cw_error err = { 0 };
 	struct cw_engine *e;
 	struct cw_mcp *m;
 	char *end;
@@ -291,6 +308,16 @@ static int cmd_serve(int argc, char **argv)
 			max_request = strtoull(optarg, &end, 10);
 			if (errno || *end || max_request < 64) {
 				fprintf(stderr, "%s serve: --max-request wants a number of bytes >= 64, got \"%s\"\n",
+					prog, optarg);
+				return 2;
+			}
+			break;
+		case OPT_APPROVAL_LIFETIME:
+			errno = 0;
+			co.approval_lifetime_s = strtoll(optarg, &end, 10);
+			if (errno || *end || co.approval_lifetime_s < 1 ||
+			    co.approval_lifetime_s > 86400) {
+				fprintf(stderr, "%s serve: --approval-lifetime wants seconds from 1 to 86400, got \"%s\"\n",
 					prog, optarg);
 				return 2;
 			}
@@ -329,8 +356,10 @@ static int cmd_serve(int argc, char **argv)
 			       "       %s serve --http [HOST:]PORT --tokens FILE [OPTIONS]\n\n"
 			       "Serves MCP (JSON-RPC 2.0) on stdin/stdout, one message per line, or with\n"
 			       "--http as MCP Streamable HTTP at http://HOST:PORT" CW_HTTP_PATH ".\n"
-			       "Diagnostics go to stderr.\n\n%s"
+			       "Diagnostics go to stderr. Operators decide approvals through the\n"
+			       "control socket STATE_DIR/control/PID.sock (`cmdwarden approve`).\n\n%s"
 			       "  --max-request N   largest request in bytes (default %d)\n"
+			       "  --approval-lifetime S  how long an approval id lives (default %d)\n"
 			       "  --http [HOST:]PORT  listen for HTTP (HOST defaults to " CW_HTTP_DEFAULT_HOST ";\n"
 			       "                    [IPv6]:PORT; port 0 picks a free one)\n"
 			       "  --tokens FILE     grants and the SHA-256 of their bearer tokens (mode 0600)\n"
@@ -343,7 +372,7 @@ static int cmd_serve(int argc, char **argv)
 			       "With --http, SIGHUP reloads the token file and the policies (all or\n"
 			       "nothing: a reload that fails keeps the running ones and says why).\n",
 			       prog, prog, common_help, CW_DEFAULT_MAX_REQUEST,
-			       CW_HTTP_DEFAULT_TIMEOUT_S,
+			       CW_APPROVAL_LIFETIME_S, CW_HTTP_DEFAULT_TIMEOUT_S,
 			       CW_HTTP_DEFAULT_MAX_CONNECTIONS);
 			return 0;
 		default:
@@ -371,15 +400,26 @@ static int cmd_serve(int argc, char **argv)
 	e = open_engine(&co, true);
 	if (!e)
 		return 1;
+	/* Without the socket, approvals need an elicitation-capable client. */
+	ctl = cw_control_start(co.state_dir ? co.state_dir :
+					      CW_DEFAULT_STATE_DIR,
+			       control_request, e, &err);
+	if (ctl)
+		cw_engine_operator_approvals(e, true);
+	else
+		fprintf(stderr, "%s serve: warning: %s; approvals only by elicitation\n",
+			prog, err.text);
 	if (ho.listen) {
 		ho.policy_path = co.policy;
 		ho.max_request = max_request;
 		ret = serve_http(e, &ho);
+		cw_control_stop(ctl);
 		cw_engine_close(e);
 		return ret;
 	}
 	m = cw_mcp_new(e, "local", "");
 	if (!m) {
+		cw_control_stop(ctl);
 		cw_engine_close(e);
 		fprintf(stderr, "%s serve: out of memory\n", prog);
 		return 1;
@@ -388,6 +428,7 @@ static int cmd_serve(int argc, char **argv)
 	if (ret < 0)
 		fprintf(stderr, "%s serve: %s\n", prog, strerror(-ret));
 	cw_mcp_free(m);
+	cw_control_stop(ctl);
 	cw_engine_close(e);
 	return ret < 0 ? 1 : 0;
 }
@@ -790,6 +831,8 @@ int main(int argc, char **argv)
 		return cmd_probe(argc, argv);
 	if (strcmp(cmd, "seccomp-profile") == 0)
 		return cmd_seccomp_profile(argc, argv);
+	if (strcmp(cmd, "approve") == 0 || strcmp(cmd, "reject") == 0)
+		return cw_cmd_approve(argc, argv);
 	if (strcmp(cmd, "audit") == 0)
 		return cw_cmd_audit(argc, argv);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

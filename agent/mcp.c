@@ -130,6 +130,14 @@ void cw_mcp_cancel_all(struct cw_mcp *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
+void cw_mcp_end_input(struct cw_mcp *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->closing = true;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
 void cw_mcp_free(struct cw_mcp *m)
 {
 	if (!m)
@@ -363,6 +371,11 @@ static int ask_hook(void *ctx, const struct cw_ask *q)
 	if (!m->elicit)
 		return -ENOTSUP;
 	pthread_mutex_lock(&m->lock);
+	if (m->closing) {
+		/* Nobody is left to answer. */
+		pthread_mutex_unlock(&m->lock);
+		return CW_ANSWER_CANCEL;
+	}
 	snprintf(a.id, sizeof(a.id), "cmdwarden-ask-%lu", ++m->next_ask);
 	a.next = m->asks;
 	m->asks = &a;

@@ -69,6 +69,9 @@ void cw_mcp_drain(struct cw_mcp *m);
 /* Cancels every call in flight (the client is gone); pending elicitations
  * end as cancelled. */
 void cw_mcp_cancel_all(struct cw_mcp *m);
+/* The client sends nothing more: elicitations waiting for its answer end
+ * as cancelled (their calls are denied); running calls go on. */
+void cw_mcp_end_input(struct cw_mcp *m);
 
 /* Handles one message as raw bytes (parse errors answered with -32700).
  * Returns the response to send (new reference) or NULL when none is due

@@ -156,6 +156,8 @@ out:
 	 * client can no longer be written to, they are cancelled instead. */
 	if (ret < 0)
 		cw_mcp_cancel_all(m);
+	else
+		cw_mcp_end_input(m);
 	cw_mcp_drain(m);
 	cw_mcp_set_out(m, &(struct cw_mcp_out){ 0 });
 	cw_buf_free(&line);

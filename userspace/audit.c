@@ -63,7 +63,7 @@ struct rec_info {
 
 const char *const cw_audit_types[] = {
 	"agent", "access", "decision", "launch", "exec", "process", "file", "net",
-	"seccomp", "limit", "exit", NULL,
+	"seccomp", "limit", "exit", "approval", NULL,
 };
 
 static const char *const reserved[] = {

@@ -122,11 +122,11 @@ JSON
 	assert_output --partial 'rate limit "c"'
 }
 
-@test "require_approval without a way to ask is denied, saying approval is required" {
+@test "require_approval from a client without elicitation is denied with an approval id" {
 	mcp --policy "$ROOT/tests/e2e/policies/approval.json" -- "$(call_json 1 true)"
 	run text 1
-	assert_output --partial '[POLICY DENIED]'
-	assert_output --partial 'requires approval'
+	assert_output --partial '[POLICY DENIED] approval required: approval id apr-'
+	assert_output --partial 'cmdwarden approve apr-'
 }
 
 @test "the timeout kills the whole process group" {
