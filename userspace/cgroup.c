@@ -88,6 +88,7 @@
 
 #define KILL_TIMEOUT_US		(5 * 1000000LL)
 #define RMDIR_TIMEOUT_US	(2 * 1000000LL)
+#define REMOVE_BUSY_US		(100 * 1000LL)
 #define LOCK_TIMEOUT_US		(2 * 1000000LL)
 #define FREEZE_TIMEOUT_US	(1000000LL)
 #define MAX_DEPTH		16
@@ -1601,14 +1602,20 @@ int cw_cgroup_call_end_keep_v2(struct cw_cgroup_call *c,
 
 int cw_cgroup_remove_call(struct cw_cgroup_root *r, const char *id)
 {
+	int64_t until = cw_mono_us() + REMOVE_BUSY_US;
 	size_t i;
 
 	for (i = 0; i < r->nh; i++) {
 		if (!(r->h[i].flags & HF_V2))
 			continue;
-		if (unlinkat(r->h[i].calls_fd, id, AT_REMOVEDIR) < 0 &&
-		    errno != ENOENT)
-			return -errno;
+		/* Busy for a moment while its last tasks are released. */
+		while (unlinkat(r->h[i].calls_fd, id, AT_REMOVEDIR) < 0) {
+			if (errno == ENOENT)
+				break;
+			if (errno != EBUSY || cw_mono_us() >= until)
+				return -errno;
+			sleep_us(1000);
+		}
 	}
 	return 0;
 }
