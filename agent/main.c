@@ -108,7 +108,7 @@ static const char common_help[] =
 	"  --audit-max-bytes N  rotate the audit log before it passes N bytes\n"
 	"                    (K, M, G suffixes; default 64M; 0: never rotate)\n"
 	"  --trace-ringbuf KIB  kernel event ring buffer, rounded up to a power of\n"
-	"                    two pages (default 4096 KiB)\n"
+	"                    two pages (default 1024 KiB)\n"
 	"  --help            this text\n";
 
 /* "N", "NK", "NM", "NG" (powers of 1024); 0 or -EINVAL. */

@@ -25,6 +25,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/wait.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <linux/types.h>
@@ -43,6 +45,18 @@
  * another CPU (a reserved, uncommitted record holds back those after it). */
 #define END_WAIT_US 200000
 
+/* Descriptors the loading child hands over, in this order. */
+enum {
+	FD_EVENTS = 0,
+	FD_CALLS,
+	FD_LOST,
+	FD_LINK_EXEC,
+	FD_LINK_FORK,
+	FD_LINK_EXIT,
+	FD_LINK_SYS_EXIT,
+	FD_COUNT,
+};
+
 struct cw_trace_call {
 	uint64_t cgid;
 	char invocation[64];
@@ -55,7 +69,10 @@ struct cw_trace_call {
 };
 
 struct cw_trace {
-	struct trace_bpf *skel;
+	/* The tracing programs, loaded by a child (load_child): the maps
+	 * and the links that keep the programs attached. */
+	bool bpf;
+	int fd[FD_COUNT];
 	struct ring_buffer *rb;
 	struct cw_fanotify *fan;
 	pthread_mutex_t lock;
@@ -509,6 +526,7 @@ static void *reader(void *arg)
 void cw_trace_close(struct cw_trace *t)
 {
 	struct cw_trace_call *c, *next;
+	int i;
 
 	if (!t)
 		return;
@@ -525,7 +543,10 @@ void cw_trace_close(struct cw_trace *t)
 	if (t->stop_fd >= 0)
 		close(t->stop_fd);
 	ring_buffer__free(t->rb);
-	trace_bpf__destroy(t->skel);
+	/* Closing the links detaches the programs; the maps go with them. */
+	for (i = 0; i < FD_COUNT; i++)
+		if (t->fd[i] >= 0)
+			close(t->fd[i]);
 	cw_fanotify_close(t->fan);
 	for (c = t->calls; c; c = next) {
 		next = c->next;
@@ -536,53 +557,135 @@ void cw_trace_close(struct cw_trace *t)
 	free(t);
 }
 
-static int open_bpf(struct cw_trace *t, const struct cw_trace_opts *o,
-		    struct cw_error *err)
+/*
+ * In the loading child: open, size, load (CO-RE parses the kernel's BTF,
+ * several MiB) and attach; fds[] gets the maps and links. 0, or -errno
+ * with err.
+ */
+static int load_child(const struct cw_trace_opts *o, int fds[FD_COUNT],
+		      struct cw_error *err)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo);
-	libbpf_print_fn_t old;
+	struct trace_bpf *skel;
 	int ret;
 
 	lib_err[0] = '\0';
-	old = libbpf_set_print(collect);
+	libbpf_set_print(collect);
 	oo.btf_custom_path = o->btf_path;
-	t->skel = trace_bpf__open_opts(&oo);
-	if (!t->skel) {
+	skel = trace_bpf__open_opts(&oo);
+	if (!skel) {
 		ret = -errno;
 		cw_error_set(err, "opening the tracing BPF object: %s%s%s",
 			     strerror(-ret), lib_err[0] ? ": " : "", lib_err);
-		goto out;
+		return ret;
 	}
-	ret = bpf_map__set_max_entries(t->skel->maps.events,
+	ret = bpf_map__set_max_entries(skel->maps.events,
 				       ringbuf_bytes(o->ringbuf_kib));
 	if (ret) {
 		cw_error_set(err, "sizing the tracing ring buffer: %s",
 			     strerror(-ret));
-		goto out;
+		return ret;
 	}
-	ret = trace_bpf__load(t->skel);
+	ret = trace_bpf__load(skel);
 	if (ret) {
 		cw_error_set(err, "loading the tracing BPF programs (they need kernel BTF and BPF on raw tracepoints): %s%s%s",
 			     strerror(-ret), lib_err[0] ? ": " : "", lib_err);
-		goto out;
+		return ret;
 	}
-	ret = trace_bpf__attach(t->skel);
+	ret = trace_bpf__attach(skel);
 	if (ret) {
 		cw_error_set(err, "attaching the tracing BPF programs: %s%s%s",
 			     strerror(-ret), lib_err[0] ? ": " : "", lib_err);
-		goto out;
+		return ret;
 	}
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record,
-				 t, NULL);
+	fds[FD_EVENTS] = bpf_map__fd(skel->maps.events);
+	fds[FD_CALLS] = bpf_map__fd(skel->maps.calls);
+	fds[FD_LOST] = bpf_map__fd(skel->maps.lost_total);
+	fds[FD_LINK_EXEC] = bpf_link__fd(skel->links.cw_exec);
+	fds[FD_LINK_FORK] = bpf_link__fd(skel->links.cw_fork);
+	fds[FD_LINK_EXIT] = bpf_link__fd(skel->links.cw_exit);
+	fds[FD_LINK_SYS_EXIT] = bpf_link__fd(skel->links.cw_sys_exit);
+	/* The child exits without destroying: the parent holds them now. */
+	return 0;
+}
+
+/*
+ * The programs are loaded in a child, which hands the maps and links over
+ * a socket (SCM_RIGHTS) and exits: the kernel BTF CO-RE needs never counts
+ * against the agent's memory, as with the probe.
+ */
+static int open_bpf(struct cw_trace *t, const struct cw_trace_opts *o,
+		    struct cw_error *err)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * FD_COUNT)];
+	struct cw_error cerr = { 0 };
+	struct iovec iov = { &cerr, sizeof(cerr) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	int sv[2], status, ret;
+	ssize_t n;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		ret = -errno;
+		cw_error_set(err, "trace: socketpair: %s", strerror(-ret));
+		return ret;
+	}
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		cw_error_set(err, "trace: fork: %s", strerror(-ret));
+		return ret;
+	}
+	if (pid == 0) {
+		int fds[FD_COUNT];
+
+		close(sv[0]);
+		if (load_child(o, fds, &cerr)) {
+			send(sv[1], &cerr, sizeof(cerr), MSG_NOSIGNAL);
+			_exit(1);
+		}
+		memset(cbuf, 0, sizeof(cbuf));
+		m.msg_control = cbuf;
+		m.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(fds));
+		memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+		_exit(sendmsg(sv[1], &m, MSG_NOSIGNAL) < 0 ? 2 : 0);
+	}
+	close(sv[1]);
+	m.msg_control = cbuf;
+	m.msg_controllen = sizeof(cbuf);
+	do
+		n = recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	ret = n < 0 ? -errno : 0;
+	close(sv[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	cm = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+	if (cm && cm->cmsg_type == SCM_RIGHTS &&
+	    cm->cmsg_len == CMSG_LEN(sizeof(int) * FD_COUNT)) {
+		memcpy(t->fd, CMSG_DATA(cm), sizeof(int) * FD_COUNT);
+		t->bpf = true;
+	} else {
+		cerr.text[sizeof(cerr.text) - 1] = '\0';
+		cw_error_set(err, "%s", n > 0 && cerr.text[0] ? cerr.text :
+			     "the tracing programs' loader ended without a word");
+		return ret ? ret : -EIO;
+	}
+	t->rb = ring_buffer__new(t->fd[FD_EVENTS], on_record, t, NULL);
 	if (!t->rb) {
 		ret = -errno;
 		cw_error_set(err, "opening the tracing ring buffer: %s",
 			     strerror(-ret));
-		goto out;
+		return ret;
 	}
-out:
-	libbpf_set_print(old);
-	return ret;
+	return 0;
 }
 
 static int watch(struct cw_trace *t, int fd)
@@ -596,7 +699,7 @@ struct cw_trace *cw_trace_open(const struct cw_trace_opts *o,
 			       struct cw_error *err)
 {
 	struct cw_trace *t;
-	int ret = 0;
+	int i, ret = 0;
 
 	if (!o || o->ringbuf_kib > CW_TRACE_RINGBUF_MAX_KIB) {
 		cw_error_set(err, "trace: the ring buffer may be at most %u KiB",
@@ -612,6 +715,8 @@ struct cw_trace *cw_trace_open(const struct cw_trace_opts *o,
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->drain_lock, NULL);
+	for (i = 0; i < FD_COUNT; i++)
+		t->fd[i] = -1;
 	t->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	t->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (t->stop_fd < 0 || t->epfd < 0) {
@@ -658,7 +763,7 @@ json_t *cw_trace_sources(const struct cw_trace *t)
 {
 	json_t *a = json_array();
 
-	if (a && t && t->skel)
+	if (a && t && t->bpf)
 		json_array_append_new(a, json_string("bpf_tracepoint"));
 	if (a && t && t->fan)
 		json_array_append_new(a, json_string("fanotify"));
@@ -667,7 +772,7 @@ json_t *cw_trace_sources(const struct cw_trace *t)
 
 bool cw_trace_enforces_files(const struct cw_trace *t)
 {
-	return t && t->skel;
+	return t && t->bpf;
 }
 
 uint64_t cw_trace_lost_total(const struct cw_trace *t)
@@ -676,7 +781,7 @@ uint64_t cw_trace_lost_total(const struct cw_trace *t)
 	uint32_t zero = 0;
 	int i, ncpu;
 
-	if (!t || !t->skel)
+	if (!t || !t->bpf)
 		return 0;
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
@@ -684,8 +789,7 @@ uint64_t cw_trace_lost_total(const struct cw_trace *t)
 	v = calloc((size_t)ncpu, sizeof(*v));
 	if (!v)
 		return 0;
-	if (!bpf_map__lookup_elem(t->skel->maps.lost_total, &zero,
-				  sizeof(zero), v, (size_t)ncpu * sizeof(*v), 0))
+	if (!bpf_map_lookup_elem(t->fd[FD_LOST], &zero, v))
 		for (i = 0; i < ncpu; i++)
 			sum += v[i];
 	free(v);
@@ -715,7 +819,7 @@ struct cw_trace_call *cw_trace_call_add(struct cw_trace *t, uint64_t cgid,
 	struct trace_call *cfg = NULL;
 	size_t i;
 
-	if (!t || !invocation || (t->skel && !cgid)) {
+	if (!t || !invocation || (t->bpf && !cgid)) {
 		cw_error_set(err, "trace: no cgroup id or invocation");
 		errno = EINVAL;
 		return NULL;
@@ -735,7 +839,7 @@ struct cw_trace_call *cw_trace_call_add(struct cw_trace *t, uint64_t cgid,
 	c->next = t->calls;
 	t->calls = c;
 	pthread_mutex_unlock(&t->lock);
-	if (!t->skel)
+	if (!t->bpf)
 		return c;
 
 	cfg = calloc(1, sizeof(*cfg));
@@ -749,8 +853,7 @@ struct cw_trace_call *cw_trace_call_add(struct cw_trace *t, uint64_t cgid,
 				 sb->files.deny_open.v[i]);
 		cfg->ndeny = (uint32_t)i;
 	}
-	if (bpf_map__update_elem(t->skel->maps.calls, &cgid, sizeof(cgid), cfg,
-				 sizeof(*cfg), BPF_NOEXIST)) {
+	if (bpf_map_update_elem(t->fd[FD_CALLS], &cgid, cfg, BPF_NOEXIST)) {
 		cw_error_set(err, "trace: tracking cgroup %llu: %s",
 			     (unsigned long long)cgid, strerror(errno));
 		goto fail;
@@ -794,19 +897,16 @@ void cw_trace_call_end(struct cw_trace *t, struct cw_trace_call *c,
 			cw_fanotify_read(t->fan, on_fan_event,
 					 on_fan_unattributed, t);
 		flush_sinks(t);
-		if (!t->skel)
+		if (!t->bpf)
 			break;
-		have = !bpf_map__lookup_elem(t->skel->maps.calls, &c->cgid,
-					     sizeof(c->cgid), &cnt, sizeof(cnt),
-					     0);
+		have = !bpf_map_lookup_elem(t->fd[FD_CALLS], &c->cgid, &cnt);
 		if (!have || c->delivered >= cnt.emitted ||
 		    cw_mono_us() >= deadline)
 			break;
 		usleep(1000);
 	}
 	if (have) {
-		bpf_map__delete_elem(t->skel->maps.calls, &c->cgid,
-				     sizeof(c->cgid), 0);
+		bpf_map_delete_elem(t->fd[FD_CALLS], &c->cgid);
 		c->st.lost = cnt.lost;
 		c->st.missing = cnt.emitted > c->delivered ?
 					cnt.emitted - c->delivered : 0;
