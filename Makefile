@@ -53,7 +53,7 @@ E2E_BINS   := $(BUILD)/tests/sysprobe $(BUILD)/tests/x32call
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps deps-check check unit e2e vmtest demo bench install uninstall clean
+.PHONY: all deps deps-check check unit e2e vmtest demo bench tsan install uninstall clean
 
 all: $(BUILD)/cmdwarden
 
@@ -142,6 +142,12 @@ demo: deps-check all
 
 bench: deps-check all $(BENCH_BINS) $(E2E_BINS)
 	$(Q)tests/bench/run.sh $(BUILD)
+
+# The agent built with ThreadSanitizer, driven through the tests of
+# concurrent calls, approvals and commands; any race report fails it.
+tsan: deps-check $(E2E_BINS)
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan CC="$(CC) -fsanitize=thread" $(BUILD)/tsan/cmdwarden
+	$(Q)tests/tsan.sh $(BUILD)/tsan/cmdwarden
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cmdwarden/policies
