@@ -47,6 +47,22 @@ struct session {
 	char grant[CW_GRANT_NAME_MAX + 1];
 	struct cw_mcp *mcp;
 	int64_t last_used_us;		/* under sess_lock */
+	pthread_mutex_t lock;		/* guards streams */
+	struct stream *streams;		/* tools/call requests in flight */
+};
+
+/* What one tools/call request gets sent, until its response. */
+struct stream {
+	struct stream *next;		/* in its session's list */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int refs;			/* under lock */
+	json_t *id;			/* the request's id */
+	bool sse;			/* else JSON: the response only */
+	bool done;			/* the response is in out */
+	int64_t keepalive_ms;
+	struct cw_buf out;		/* bytes not yet sent start at sent */
+	size_t sent;
 };
 
 struct cw_http {
@@ -70,10 +86,6 @@ struct cw_http {
 	pthread_mutex_t sess_lock;	/* guards the session list */
 	struct session *sessions;
 	unsigned nsessions;
-
-	pthread_mutex_t work_lock;	/* guards nworkers */
-	pthread_cond_t work_done;
-	unsigned nworkers;		/* SSE calls still running */
 };
 
 /* One HTTP request, from its headers to its completion. */
@@ -176,6 +188,110 @@ static struct cw_rules *rules_for(void *ctx, const char *grant)
 
 /* ---- sessions ----------------------------------------------------------- */
 
+static void stream_put(struct stream *st)
+{
+	bool free_it;
+
+	pthread_mutex_lock(&st->lock);
+	free_it = --st->refs == 0;
+	pthread_mutex_unlock(&st->lock);
+	if (!free_it)
+		return;
+	json_decref(st->id);
+	cw_buf_free(&st->out);
+	pthread_cond_destroy(&st->cond);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+/* cw_mcp_out.send: a message for the request whose id is related. Only an
+ * SSE stream can carry requests and notifications; with none to carry it,
+ * the MCP core learns it could not be sent (an approval it cannot ask
+ * for is denied). */
+static int out_send(void *ctx, json_t *msg, json_t *related)
+{
+	struct session *s = ctx;
+	struct stream *st, **pp;
+	bool final;
+	char *text;
+	int ret = 0;
+
+	final = !json_object_get(msg, "method") && related &&
+		json_equal(json_object_get(msg, "id"), related);
+	pthread_mutex_lock(&s->lock);
+	for (pp = &s->streams; *pp; pp = &(*pp)->next)
+		if (related && json_equal((*pp)->id, related))
+			break;
+	st = *pp;
+	if (!st || (!st->sse && !final)) {
+		pthread_mutex_unlock(&s->lock);
+		return -EPIPE;
+	}
+	if (final)
+		*pp = st->next;	/* the list's reference moves to us */
+	pthread_mutex_unlock(&s->lock);
+	text = cw_json_compact(msg);
+	pthread_mutex_lock(&st->lock);
+	if (!text) {
+		ret = -ENOMEM;
+	} else if (st->sse) {
+		if (cw_buf_append(&st->out, "event: message\ndata: ", 21) < 0 ||
+		    cw_buf_append(&st->out, text, strlen(text)) < 0 ||
+		    cw_buf_append(&st->out, "\n\n", 2) < 0)
+			ret = -ENOMEM;
+	} else if (cw_buf_append(&st->out, text, strlen(text)) < 0) {
+		ret = -ENOMEM;
+	}
+	if (final)
+		st->done = true;
+	pthread_cond_broadcast(&st->cond);
+	pthread_mutex_unlock(&st->lock);
+	free(text);
+	if (final)
+		stream_put(st);
+	return ret;
+}
+
+/* Ends the streams of requests that will get no response: cancelled ones
+ * (the one with this id), or all when id is NULL. SSE streams just end; a
+ * JSON waiter answers with no content. */
+static void streams_end(struct session *s, json_t *id)
+{
+	struct stream *st, **pp = &s->streams, *ended = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	while ((st = *pp)) {
+		if (id && !json_equal(st->id, id)) {
+			pp = &st->next;
+			continue;
+		}
+		*pp = st->next;
+		st->next = ended;
+		ended = st;
+	}
+	pthread_mutex_unlock(&s->lock);
+	while ((st = ended)) {
+		ended = st->next;
+		pthread_mutex_lock(&st->lock);
+		st->done = true;
+		pthread_cond_broadcast(&st->cond);
+		pthread_mutex_unlock(&st->lock);
+		stream_put(st);
+	}
+}
+
+static void session_free(struct session *s)
+{
+	/* Calls still running are ended: their client has gone. Cancelled
+	 * calls are answered with nothing, so their streams end here. */
+	cw_mcp_cancel_all(s->mcp);
+	cw_mcp_end_input(s->mcp);
+	cw_mcp_free(s->mcp);
+	streams_end(s, NULL);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
 static void session_put(struct cw_http *h, struct session *s)
 {
 	bool free_it;
@@ -183,10 +299,8 @@ static void session_put(struct cw_http *h, struct session *s)
 	pthread_mutex_lock(&h->sess_lock);
 	free_it = --s->refs == 0;
 	pthread_mutex_unlock(&h->sess_lock);
-	if (free_it) {
-		cw_mcp_free(s->mcp);
-		free(s);
-	}
+	if (free_it)
+		session_free(s);
 }
 
 /* Unlinks s; sess_lock held. Its memory goes with its last reference. */
@@ -212,12 +326,11 @@ static unsigned sessions_expire(struct cw_http *h, int64_t now)
 
 	for (; s; s = next) {
 		next = s->next;
-		if (s->refs == 1 && now - s->last_used_us > h->session_idle_us) {
+		if (s->refs == 1 && !__atomic_load_n(&s->streams, __ATOMIC_ACQUIRE) &&
+		    now - s->last_used_us > h->session_idle_us) {
 			session_unlink(h, s);
-			if (--s->refs == 0) {
-				cw_mcp_free(s->mcp);
-				free(s);
-			}
+			if (--s->refs == 0)
+				session_free(s);
 			n++;
 		}
 	}
@@ -266,7 +379,9 @@ static struct session *session_new(struct cw_http *h, const char *grant)
 		free(s);
 		return NULL;
 	}
+	pthread_mutex_init(&s->lock, NULL);
 	cw_mcp_set_rules_source(s->mcp, rules_for, h);
+	cw_mcp_set_out(s->mcp, &(struct cw_mcp_out){ out_send, s });
 	s->refs = 1;
 	return s;
 }
@@ -400,67 +515,18 @@ static enum MHD_Result refuse_audited(struct cw_http *h,
 	return refuse(c, status, CW_JSONRPC_INVALID_REQUEST, "%s", why);
 }
 
-/* ---- SSE streams -------------------------------------------------------- */
+/* ---- answers that come later ------------------------------------------ */
 
-/* The answer to one tools/call as an SSE stream. The call runs in its own
- * thread; the connection's thread waits for what it writes, sending
- * keepalive comments meanwhile. Either side may finish first. */
-struct stream {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int refs;			/* under lock: worker + response */
-	int64_t keepalive_ms;
-	struct cw_buf out;		/* bytes not yet sent start at sent */
-	size_t sent;
-	bool done;			/* the worker wrote everything */
-	struct cw_http *h;
-	struct session *s;
-	json_t *msg;
-};
-
-static void stream_put(struct stream *st)
-{
-	bool free_it;
-
-	pthread_mutex_lock(&st->lock);
-	free_it = --st->refs == 0;
-	pthread_mutex_unlock(&st->lock);
-	if (!free_it)
-		return;
-	cw_buf_free(&st->out);
-	pthread_cond_destroy(&st->cond);
-	pthread_mutex_destroy(&st->lock);
-	free(st);
-}
-
-static void *stream_worker(void *arg)
-{
-	struct stream *st = arg;
-	struct cw_http *h = st->h;
-	json_t *resp = cw_mcp_handle(st->s->mcp, st->msg);
-	char *s = resp ? cw_json_compact(resp) : NULL;
-
-	json_decref(resp);
-	json_decref(st->msg);
-	pthread_mutex_lock(&st->lock);
-	if (s) {
-		cw_buf_append(&st->out, "event: message\ndata: ", 21);
-		cw_buf_append(&st->out, s, strlen(s));
-		cw_buf_append(&st->out, "\n\n", 2);
-	}
-	st->done = true;
-	pthread_cond_broadcast(&st->cond);
-	pthread_mutex_unlock(&st->lock);
-	free(s);
-	session_put(h, st->s);
-	stream_put(st);
-	pthread_mutex_lock(&h->work_lock);
-	if (--h->nworkers == 0)
-		pthread_cond_broadcast(&h->work_done);
-	pthread_mutex_unlock(&h->work_lock);
-	return NULL;
-}
-
+/*
+ * A tools/call runs on a thread of the session's MCP core, which sends what
+ * belongs to the call (progress, elicitation/create, then the response)
+ * through the session's out channel with the call's request id. Each such
+ * request has a stream here, listed in its session under that id: as SSE,
+ * the connection's thread writes what arrives, with keepalive comments
+ * between; as plain JSON, it waits for the response alone. A client that
+ * goes away does not stop the call: what it would have been sent is
+ * dropped when the response comes.
+ */
 /* MHD_ContentReaderCallback. With a thread per connection it may block. */
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
@@ -508,79 +574,73 @@ static void stream_release(void *cls)
 	stream_put(cls);
 }
 
-/* Answers a tools/call with an SSE stream; takes msg and the reference
- * on s. */
-static enum MHD_Result send_stream(struct cw_http *h, struct MHD_Connection *c,
-				   struct session *s, json_t *msg)
+static enum MHD_Result answer_later(struct cw_http *h,
+				    struct MHD_Connection *c,
+				    struct session *s, json_t *msg, bool sse)
 {
+	json_t *id = json_object_get(msg, "id"), *resp;
 	struct MHD_Response *r;
 	struct stream *st;
-	pthread_attr_t attr;
-	pthread_t t;
 	enum MHD_Result ret;
-	bool busy;
 
-	pthread_mutex_lock(&h->work_lock);
-	busy = h->nworkers >= h->max_connections;
-	if (!busy)
-		h->nworkers++;
-	pthread_mutex_unlock(&h->work_lock);
-	if (busy) {
+	st = calloc(1, sizeof(*st));
+	if (!st) {
 		json_decref(msg);
 		session_put(h, s);
 		return refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-			      CW_JSONRPC_INTERNAL_ERROR,
-			      "too many calls in progress (%u); retry later",
-			      h->max_connections);
+			      CW_JSONRPC_INTERNAL_ERROR, "out of memory");
 	}
-	st = calloc(1, sizeof(*st));
-	if (!st)
-		goto nomem;
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_cond_init(&st->cond, NULL);
-	st->refs = 2;
+	st->refs = 2;	/* this request, and the session's list */
+	st->sse = sse;
+	st->id = json_incref(id);
 	st->keepalive_ms = (int64_t)h->timeout_s * 1000 / 2;
 	if (st->keepalive_ms > KEEPALIVE_MS)
 		st->keepalive_ms = KEEPALIVE_MS;
-	st->h = h;
-	st->s = s;
-	st->msg = msg;
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
-					      stream_read, st, stream_release);
-	if (!r) {
-		pthread_cond_destroy(&st->cond);
-		pthread_mutex_destroy(&st->lock);
-		free(st);
-		goto nomem;
-	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, stream_worker, st) != 0) {
-		pthread_attr_destroy(&attr);
-		/* The response's release drops one reference, this the
-		 * worker's. */
-		st->msg = NULL;
-		stream_put(st);
-		MHD_destroy_response(r);
-		goto nomem;
-	}
-	pthread_attr_destroy(&attr);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-				"text/event-stream");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return ret;
-nomem:
+	pthread_mutex_lock(&s->lock);
+	st->next = s->streams;
+	s->streams = st;
+	pthread_mutex_unlock(&s->lock);
+
+	resp = cw_mcp_handle(s->mcp, msg);
+	if (resp) /* answered at once (bad params, ...) */
+		out_send(s, resp, id);
+	json_decref(resp);
 	json_decref(msg);
 	session_put(h, s);
-	pthread_mutex_lock(&h->work_lock);
-	if (--h->nworkers == 0)
-		pthread_cond_broadcast(&h->work_done);
-	pthread_mutex_unlock(&h->work_lock);
-	return refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-		      CW_JSONRPC_INTERNAL_ERROR,
-		      "out of memory or threads; retry later");
+	if (sse) {
+		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
+						      stream_read, st,
+						      stream_release);
+		if (!r) {
+			stream_put(st);
+			return MHD_NO;
+		}
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+					"text/event-stream");
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+					"no-cache");
+		ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	pthread_mutex_lock(&st->lock);
+	while (!st->done)
+		pthread_cond_wait(&st->cond, &st->lock);
+	pthread_mutex_unlock(&st->lock);
+	/* The response is the whole body: hand the buffer over. A cancelled
+	 * request has none. */
+	if (!st->out.len) {
+		ret = send_body(c, MHD_HTTP_NO_CONTENT, NULL, NULL, NULL);
+	} else {
+		ret = send_body(c, MHD_HTTP_OK, "application/json",
+				st->out.data, NULL);
+		st->out.data = NULL;
+		st->out.len = st->out.cap = 0;
+	}
+	stream_put(st);
+	return ret;
 }
 
 /* ---- requests ----------------------------------------------------------- */
@@ -818,9 +878,16 @@ static enum MHD_Result on_body(struct cw_http *h, struct MHD_Connection *c,
 		return refuse(c, MHD_HTTP_NOT_FOUND, CW_JSONRPC_INVALID_REQUEST,
 			      "no such session: it ended or never existed; initialize a new one");
 	}
-	if (is_request(msg, "tools/call") && rq->sse_ok)
-		return send_stream(h, c, s, msg);
+	if (is_request(msg, "tools/call"))
+		return answer_later(h, c, s, msg, rq->sse_ok);
 	resp = cw_mcp_handle(s->mcp, msg);
+	/* A cancelled request gets no response: its stream ends now. */
+	if (!resp && json_is_string(json_object_get(msg, "method")) &&
+	    !strcmp(json_string_value(json_object_get(msg, "method")),
+		    "notifications/cancelled") &&
+	    json_object_get(json_object_get(msg, "params"), "requestId"))
+		streams_end(s, json_object_get(json_object_get(msg, "params"),
+					       "requestId"));
 	session_put(h, s);
 	if (is_request(msg, NULL)) {
 		json_decref(msg);
@@ -978,8 +1045,6 @@ struct cw_http *cw_http_start(struct cw_engine *e,
 							   3600) * 1000000;
 	pthread_mutex_init(&h->cfg_lock, NULL);
 	pthread_mutex_init(&h->sess_lock, NULL);
-	pthread_mutex_init(&h->work_lock, NULL);
-	pthread_cond_init(&h->work_done, NULL);
 	h->tokens_path = strdup(o->tokens_path);
 	h->policy_path = o->policy_path ? strdup(o->policy_path) : NULL;
 	h->origins = calloc(o->norigins + 1, sizeof(char *));
@@ -1098,15 +1163,9 @@ void cw_http_stop(struct cw_http *h)
 		return;
 	if (h->daemon)
 		MHD_stop_daemon(h->daemon);
-	/* Calls whose client went away still finish and are audited. */
-	pthread_mutex_lock(&h->work_lock);
-	while (h->nworkers)
-		pthread_cond_wait(&h->work_done, &h->work_lock);
-	pthread_mutex_unlock(&h->work_lock);
 	for (s = h->sessions; s; s = next) {
 		next = s->next;
-		cw_mcp_free(s->mcp);
-		free(s);
+		session_free(s);
 	}
 	config_put(h->cfg);
 	for (i = 0; i < h->norigins; i++)
@@ -1114,8 +1173,6 @@ void cw_http_stop(struct cw_http *h)
 	free(h->origins);
 	free(h->tokens_path);
 	free(h->policy_path);
-	pthread_cond_destroy(&h->work_done);
-	pthread_mutex_destroy(&h->work_lock);
 	pthread_mutex_destroy(&h->sess_lock);
 	pthread_mutex_destroy(&h->cfg_lock);
 	free(h);

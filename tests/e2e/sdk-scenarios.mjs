@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Drives `cmdwarden serve` with the MCP TypeScript SDK's Client over stdio
-// through one scenario and prints what it saw as one JSON object, for the
+// (or over Streamable HTTP, see transportFor) through one scenario and prints what it saw as one JSON object, for the
 // bats tests to check. Waits are for events, each bounded by a generous
 // limit; nothing here measures speed.
 //   node sdk-scenarios.mjs SCENARIO DIR CMDWARDEN [SERVE_ARGS...]
@@ -10,6 +10,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [scenario, dir, cmd, ...args] = process.argv.slice(2);
@@ -46,8 +47,18 @@ function pidsIn(file) {
 const run = (command, extra = {}) => ({ name: "run_command", arguments: { command, ...extra } });
 const text = (r) => r.content?.[0]?.text ?? "";
 
+// With CW_MCP_URL (and CW_MCP_TOKEN), the scenario talks to a running
+// `serve --http` over Streamable HTTP instead of starting one over stdio.
+function transportFor() {
+	if (process.env.CW_MCP_URL)
+		return new StreamableHTTPClientTransport(new URL(process.env.CW_MCP_URL), {
+			requestInit: { headers: { Authorization: `Bearer ${process.env.CW_MCP_TOKEN}` } },
+		});
+	return new StdioClientTransport({ command: cmd, args: ["serve", ...args], stderr: "inherit" });
+}
+
 async function connect(capabilities = {}) {
-	const transport = new StdioClientTransport({ command: cmd, args: ["serve", ...args], stderr: "inherit" });
+	const transport = transportFor();
 	const client = new Client({ name: "cmdwarden-e2e", version: "1.0.0" }, { capabilities });
 	await client.connect(transport);
 	return client;
