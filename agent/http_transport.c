@@ -594,7 +594,9 @@ static enum MHD_Result answer_later(struct cw_http *h,
 	pthread_cond_init(&st->cond, NULL);
 	st->refs = 2;	/* this request, and the session's list */
 	st->sse = sse;
-	st->id = json_incref(id);
+	/* Its own copy: the id object is also the MCP core's, on other threads,
+	 * and jansson reads a reference count unguarded. */
+	st->id = json_deep_copy(id);
 	st->keepalive_ms = (int64_t)h->timeout_s * 1000 / 2;
 	if (st->keepalive_ms > KEEPALIVE_MS)
 		st->keepalive_ms = KEEPALIVE_MS;

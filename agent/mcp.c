@@ -419,7 +419,7 @@ static void answer_ask(struct cw_mcp *m, json_t *msg)
 	pthread_mutex_lock(&m->lock);
 	for (a = m->asks; a; a = a->next)
 		if (!strcmp(a->id, id) && !a->response) {
-			a->response = json_incref(msg);
+			a->response = json_deep_copy(msg); /* as above */
 			pthread_cond_broadcast(&m->cond);
 			break;
 		}
@@ -590,10 +590,12 @@ static json_t *dispatch(struct cw_mcp *m, json_t *id, json_t *params)
 	if (!f)
 		goto fail;
 	f->m = m;
-	f->id = json_incref(id);
-	f->params = json_incref(params);
+	/* Copies, not references: the message is freed on the transport's
+	 * thread, and jansson reads a reference count unguarded. */
+	f->id = json_deep_copy(id);
+	f->params = json_deep_copy(params);
 	if (json_is_string(tok) || json_is_integer(tok))
-		f->progress_token = json_incref(tok);
+		f->progress_token = json_deep_copy(tok);
 	f->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (f->cancel_fd < 0)
 		goto fail;
