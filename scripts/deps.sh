@@ -18,7 +18,7 @@ PKGS=(
 # system (the other packages it copies into the VM are listed above and in
 # tests/vm/packages; the kernel itself is fetched by tests/vm/vmtest.sh).
 VM_PKGS=(qemu-system-x86 cpio passwd login libpam-runtime libpam-modules
-	libpam-modules-bin python3-minimal dash mawk diffutils)
+	libpam-modules-bin python3-minimal dash mawk diffutils curl)
 
 missing() {
 	local p

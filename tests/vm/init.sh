@@ -62,7 +62,7 @@ run_pass() {
 	} >&5
 	# TAP to the host as it comes; a copy of each result on the console
 	# shows progress
-	CW=/cw/build/cmdwarden-service bats --tap tests/e2e 2>&1 |
+	CW=/cw/build/cmdwarden-service bats --tap ${filter:+-f "$filter"} tests/e2e 2>&1 |
 		tee >(grep --line-buffered -E '^(not )?ok ' |
 			while IFS= read -r l; do printf '[%(%T)T] %s\n' -1 "$l"; done >/dev/console) >&5
 	rc=${PIPESTATUS[0]}
@@ -70,8 +70,10 @@ run_pass() {
 	say "pass $name: done (rc=$rc)"
 }
 
-# vmtest.passes=full,e2b on the kernel command line picks the passes
+# vmtest.passes=full,e2b on the kernel command line picks the passes;
 passes=$(sed -n 's/.*vmtest\.passes=\([^ ]*\).*/\1/p' /proc/cmdline)
+# vmtest.filter=REGEX runs only the tests whose names match (bats -f)
+filter=$(sed -n 's/.*vmtest\.filter=\([^ ]*\).*/\1/p' /proc/cmdline)
 export CW_EXPECT_CGROUP=v2
 case ",${passes:-full,e2b}," in *,full,*) run_pass full ;; esac
 case ",${passes:-full,e2b}," in

@@ -10,7 +10,8 @@
 #   vmtest.sh BUILD_DIR
 # Environment: VMTEST_KERNEL_PKG (a linux-image-* package, default: what
 # linux-image-cloud-amd64 depends on), VMTEST_TIMEOUT (seconds, 3600),
-# VMTEST_MEM (MiB, 2048), VMTEST_CPUS (2), VMTEST_PASSES ("full e2b").
+# VMTEST_MEM (MiB, 2048), VMTEST_CPUS (2), VMTEST_PASSES ("full e2b"),
+# VMTEST_FILTER (a regex without spaces: only the tests it matches, bats -f).
 #
 # The root file system is an initramfs assembled from this machine's
 # installed Debian packages (tests/vm/packages) and the shared libraries
@@ -30,6 +31,7 @@ TIMEOUT=${VMTEST_TIMEOUT:-3600}
 MEM=${VMTEST_MEM:-2048}
 CPUS=${VMTEST_CPUS:-2}
 PASSES=${VMTEST_PASSES:-full e2b}
+FILTER=${VMTEST_FILTER:-}
 
 say() { printf 'vmtest: %s\n' "$*" >&2; }
 die() {
@@ -217,6 +219,7 @@ build_project() {
 
 # --- run ---------------------------------------------------------------------
 
+case "$FILTER" in *[[:space:]]*) die "VMTEST_FILTER must not contain spaces (use . for one)" ;; esac
 [ -x "$BUILD/cmdwarden" ] || die "$BUILD/cmdwarden is not built; run make"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing; run make deps"
 if [ -f tests/e2e/package.json ] && [ ! -d tests/e2e/node_modules ]; then
@@ -242,7 +245,7 @@ timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -smp "$CPUS" -m "$MEM" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$KERNEL" -initrd "$VM/initrd.cpio" \
-	-append "console=ttyS0 loglevel=4 panic=-1 rdinit=/init mitigations=off vmtest.passes=${PASSES// /,}" \
+	-append "console=ttyS0 loglevel=4 panic=-1 rdinit=/init mitigations=off vmtest.passes=${PASSES// /,}${FILTER:+ vmtest.filter=$FILTER}" \
 	-chardev file,id=con,path="$VM/console.log" -serial chardev:con \
 	-chardev file,id=res,path="$VM/results.log" -serial chardev:res &
 qpid=$!
