@@ -65,7 +65,10 @@ fetch_kernel() {
 	if ! compgen -G "$dir/boot/vmlinuz-*" >/dev/null; then
 		say "downloading $pkg"
 		rm -rf "$dir" && mkdir -p "$dir"
+		# stale package lists name a version the archive no longer has
 		(cd "$dir" && apt-get -q -o APT::Sandbox::User=root download "$pkg" >/dev/null) ||
+			{ apt-get update -qq >/dev/null 2>&1 && pkg=$(kernel_pkg) && dir=$VM/kernel/$pkg &&
+				mkdir -p "$dir" && (cd "$dir" && apt-get -q -o APT::Sandbox::User=root download "$pkg" >/dev/null); } ||
 			die "apt-get download $pkg failed"
 		deb=$(ls "$dir"/*.deb) && dpkg-deb -x "$deb" "$dir/x" &&
 			mkdir -p "$dir/boot" && cp "$dir"/x/boot/vmlinuz-* "$dir"/x/boot/config-* "$dir/boot/" ||
