@@ -13,7 +13,8 @@ CFLAGS   += -std=gnu11 -Wall -Wextra $(WERROR) -Wno-format-truncation -D_GNU_SOU
 	    -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
 	    $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 CPPFLAGS += -iquote userspace -iquote agent -iquote bpf
-LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
+# libmicrohttpd: headers only; the HTTP transport loads it when it starts.
+LDLIBS   += $(shell pkg-config --libs $(filter-out libmicrohttpd,$(PKGS)) 2>/dev/null) -lpthread -ldl
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=undefined
 CLANG    ?= clang

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,76 @@
  * per idle timeout, which libmicrohttpd also applies to a response that
  * sends nothing. */
 #define KEEPALIVE_MS 15000
+
+/*
+ * libmicrohttpd is loaded when an HTTP server starts rather than at exec: it
+ * brings GnuTLS and its libraries (about 2 MiB resident), which an agent
+ * serving only stdio would carry for nothing. The header still checks every
+ * call's types at build time.
+ */
+#define MHD_SONAME "libmicrohttpd.so.12"
+
+static struct {
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+	__typeof__(MHD_get_daemon_info) *get_daemon_info;
+	__typeof__(MHD_get_connection_info) *get_connection_info;
+	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_destroy_response) *destroy_response;
+	__typeof__(MHD_create_response_from_callback) *create_response_from_callback;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+} mhd;
+static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
+static char mhd_error[512];
+
+static void mhd_load(void)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} syms[] = {
+#define SYM(f) { "MHD_" #f, offsetof(__typeof__(mhd), f) }
+		SYM(start_daemon), SYM(stop_daemon), SYM(get_daemon_info),
+		SYM(get_connection_info), SYM(lookup_connection_value),
+		SYM(add_response_header), SYM(queue_response),
+		SYM(destroy_response), SYM(create_response_from_callback),
+		SYM(create_response_from_buffer),
+#undef SYM
+	};
+	void *lib, *f;
+	size_t i;
+
+	lib = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		snprintf(mhd_error, sizeof(mhd_error),
+			 "the HTTP transport needs %s (Debian package libmicrohttpd12): %s",
+			 MHD_SONAME, dlerror());
+		return;
+	}
+	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		f = dlsym(lib, syms[i].name);
+		if (!f) {
+			snprintf(mhd_error, sizeof(mhd_error), "%s: %s",
+				 MHD_SONAME, dlerror());
+			memset(&mhd, 0, sizeof(mhd));
+			return;
+		}
+		memcpy((char *)&mhd + syms[i].off, &f, sizeof(f));
+	}
+}
+
+#define MHD_start_daemon mhd.start_daemon
+#define MHD_stop_daemon mhd.stop_daemon
+#define MHD_get_daemon_info mhd.get_daemon_info
+#define MHD_get_connection_info mhd.get_connection_info
+#define MHD_lookup_connection_value mhd.lookup_connection_value
+#define MHD_add_response_header mhd.add_response_header
+#define MHD_queue_response mhd.queue_response
+#define MHD_destroy_response mhd.destroy_response
+#define MHD_create_response_from_callback mhd.create_response_from_callback
+#define MHD_create_response_from_buffer mhd.create_response_from_buffer
 
 static const char *const versions[] = { "2025-11-25", "2025-06-18",
 					"2025-03-26" };
@@ -1031,6 +1103,11 @@ struct cw_http *cw_http_start(struct cw_engine *e,
 	}
 	if (parse_listen(o->listen, &ss, &sl, diag) < 0)
 		return NULL;
+	pthread_once(&mhd_once, mhd_load);
+	if (!mhd.start_daemon) {
+		cw_diag_add(diag, "--http", 0, 0, "", "%s", mhd_error);
+		return NULL;
+	}
 	h = calloc(1, sizeof(*h));
 	if (!h) {
 		cw_diag_add(diag, "", 0, 0, "", "out of memory");

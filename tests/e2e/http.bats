@@ -277,3 +277,26 @@ decisions() {
 	run grep -o 'MCP on http://127.0.0.1:[0-9]*/mcp' "$T/lo.err"
 	assert_success
 }
+
+@test "libmicrohttpd and GnuTLS are loaded by an HTTP server only, not by a stdio one" {
+	mkfifo "$T/in"
+	"$CW" serve --state-dir "$STATE" --audit "$AUDIT" <"$T/in" >"$T/out" 2>"$T/err" 3>&- &
+	pid=$!
+	exec 4>"$T/in"
+	printf '%s\n' "$INIT" >&4
+	for i in $(seq 100); do
+		[ -s "$T/out" ] && break
+		sleep 0.05
+	done
+	[ -s "$T/out" ] || fail "stdio serve did not answer: $(cat "$T/err")"
+	stdio_maps=$(grep -c -E 'libmicrohttpd|libgnutls' "/proc/$pid/maps" || true)
+	exec 4>&-
+	wait "$pid"
+	assert_equal "$stdio_maps" 0
+	http_start
+	run grep -c -E 'libmicrohttpd|libgnutls' "/proc/$HTTP_PID/maps"
+	assert_success
+	[ "$output" -ge 2 ] || fail "the HTTP server maps $output of the libraries"
+	run req POST "$TOKEN_alice" "" "$INIT"
+	assert_output 200
+}
