@@ -1010,6 +1010,33 @@ static int rotation_name(struct cw_audit *a, const struct stat *st,
 	return 0;
 }
 
+/*
+ * Under the writer's flock: the file that path names now (following a
+ * rotation another writer made), its size in st, and its last record in t
+ * (from what this writer last wrote when nothing was appended since).
+ */
+static int locked_tail(struct cw_audit *a, struct stat *st, struct tail *t,
+		       struct cw_error *err)
+{
+	int ret;
+
+	if (fstat(a->wfd, st)) {
+		ret = -errno;
+		audit_err(err, a->path, 0, "fstat failed: %s", errstr(-ret));
+		return ret;
+	}
+	ret = follow_path(a, st, err);
+	if (ret)
+		return ret;
+	if (a->tail_known && st->st_size == a->end) {
+		memset(t, 0, sizeof(*t));
+		t->seq = a->seq;
+		memcpy(t->hash, a->hash, sizeof(t->hash));
+		return 0;
+	}
+	return find_tail(a, st->st_size, t, err);
+}
+
 /* Called with a->lock held. */
 static int append_record(struct cw_audit *a, const struct cw_buf *mid,
 			 unsigned flags, struct cw_error *err)
@@ -1029,23 +1056,9 @@ static int append_record(struct cw_audit *a, const struct cw_buf *mid,
 		audit_err(err, a->path, 0, "flock failed: %s", errstr(-ret));
 		return ret;
 	}
-	if (fstat(a->wfd, &st)) {
-		ret = -errno;
-		audit_err(err, a->path, 0, "fstat failed: %s", errstr(-ret));
-		goto out;
-	}
-	ret = follow_path(a, &st, err);
+	ret = locked_tail(a, &st, &t, err);
 	if (ret)
 		goto out;
-	if (a->tail_known && st.st_size == a->end) {
-		memset(&t, 0, sizeof(t));
-		t.seq = a->seq;
-		memcpy(t.hash, a->hash, sizeof(t.hash));
-	} else {
-		ret = find_tail(a, st.st_size, &t, err);
-		if (ret)
-			goto out;
-	}
 	if (t.seq >= (uint64_t)INT64_MAX) {
 		ret = -EOVERFLOW;
 		audit_err(err, a->path, 0, "seq would overflow");
@@ -1229,23 +1242,9 @@ static int append_batch(struct cw_audit *a, const struct cw_buf *mids,
 		audit_err(err, a->path, 0, "flock failed: %s", errstr(-ret));
 		return ret;
 	}
-	if (fstat(a->wfd, &st)) {
-		ret = -errno;
-		audit_err(err, a->path, 0, "fstat failed: %s", errstr(-ret));
-		goto out;
-	}
-	ret = follow_path(a, &st, err);
+	ret = locked_tail(a, &st, &t, err);
 	if (ret)
 		goto out;
-	if (a->tail_known && st.st_size == a->end) {
-		memset(&t, 0, sizeof(t));
-		t.seq = a->seq;
-		memcpy(t.hash, a->hash, sizeof(t.hash));
-	} else {
-		ret = find_tail(a, st.st_size, &t, err);
-		if (ret)
-			goto out;
-	}
 	memcpy(hash, t.hash, sizeof(hash));
 	seq = t.seq;
 	for (i = 0; i < n; i++) {
