@@ -28,6 +28,13 @@ struct cw_cgroup_pool {
 	struct cw_cgroup_pool_stats st;
 };
 
+static int end_call(struct cw_cgroup_call *c, bool keep_v2,
+		    struct cw_error *err)
+{
+	return keep_v2 ? cw_cgroup_call_end_keep_v2(c, NULL, err) :
+			 cw_cgroup_call_end(c, NULL, err);
+}
+
 static void set_shape(struct cw_cgroup_pool *p, const struct cw_sandbox *sb)
 {
 	memset(&p->shape, 0, sizeof(p->shape));
@@ -75,10 +82,7 @@ static void *pool_thread(void *arg)
 			int ret;
 
 			memset(&err, 0, sizeof(err));
-			ret = list->keep_v2 ?
-				      cw_cgroup_call_end_keep_v2(list->c, NULL,
-								 &err) :
-				      cw_cgroup_call_end(list->c, NULL, &err);
+			ret = end_call(list->c, list->keep_v2, &err);
 			pthread_mutex_lock(&p->mu);
 			if (ret)
 				p->st.failed++;
@@ -159,10 +163,7 @@ void cw_cgroup_pool_close(struct cw_cgroup_pool *p)
 
 	for (list = p->retired; list; list = next) {
 		next = list->next;
-		if (list->keep_v2)
-			cw_cgroup_call_end_keep_v2(list->c, NULL, NULL);
-		else
-			cw_cgroup_call_end(list->c, NULL, NULL);
+		end_call(list->c, list->keep_v2, NULL);
 		free(list);
 	}
 	cw_cgroup_call_end(p->ready, NULL, NULL);
@@ -207,10 +208,7 @@ void cw_cgroup_pool_retire(struct cw_cgroup_pool *p, struct cw_cgroup_call *c,
 	t = p ? malloc(sizeof(*t)) : NULL;
 	if (!t) {
 		/* No pool or no memory: remove it now rather than leak it. */
-		if (keep_v2)
-			cw_cgroup_call_end_keep_v2(c, NULL, NULL);
-		else
-			cw_cgroup_call_end(c, NULL, NULL);
+		end_call(c, keep_v2, NULL);
 		return;
 	}
 	t->c = c;
