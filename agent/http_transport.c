@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -158,6 +159,8 @@ struct cw_http {
 	pthread_mutex_t sess_lock;	/* guards the session list */
 	struct session *sessions;
 	unsigned nsessions;
+
+	unsigned connections;		/* atomic: open client connections */
 };
 
 /* One HTTP request, from its headers to its completion. */
@@ -1029,6 +1032,28 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
+/*
+ * When the last client connection closes, the memory a burst of requests
+ * took (each connection has its thread, and threads spread allocations over
+ * malloc's arenas) goes back to the machine: a sandbox's memory is small,
+ * and the agent should not keep its peak for the rest of the sandbox's
+ * life.
+ */
+static void on_connection(void *cls, struct MHD_Connection *c,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct cw_http *h = cls;
+
+	(void)c;
+	(void)socket_context;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+		__atomic_add_fetch(&h->connections, 1, __ATOMIC_RELAXED);
+	else if (code == MHD_CONNECTION_NOTIFY_CLOSED &&
+		 __atomic_sub_fetch(&h->connections, 1, __ATOMIC_RELAXED) == 0)
+		malloc_trim(0);
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	(void)cls;
@@ -1155,6 +1180,7 @@ struct cw_http *cw_http_start(struct cw_engine *e,
 		/* Bounds the request line and headers of each connection. */
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 		MHD_OPTION_END);
 	if (!h->daemon) {
 		cw_diag_add(diag, "--http", 0, 0, "",

@@ -12,7 +12,7 @@ PKGS=(
 	libcmocka-dev libmicrohttpd-dev
 	clang llvm bpftool
 	bats bats-assert bats-support
-	jq nodejs npm procps util-linux iproute2 python3 time strace
+	jq nodejs npm procps util-linux iproute2 python3 time strace curl wrk
 )
 # make vmtest: the emulator and the cpio that packs the VM's root file
 # system (the other packages it copies into the VM are listed above and in

@@ -44,6 +44,16 @@ struct cw_audit {
 	char hash[HASH_HEX + 1]; /* SHA-256 hex of the last record */
 	char *block; /* scratch for backwards scans */
 	uint64_t max_bytes; /* rotate before the file passes this; 0: never */
+	/* Group commit: appends are numbered; one fdatasync makes every
+	 * append before it durable, so threads waiting on the same flush
+	 * share it instead of queueing one flush each. */
+	uint64_t appended; /* appends by this handle */
+	uint64_t synced; /* appends known durable */
+	uint64_t failed; /* appends a failed fdatasync covered */
+	int sync_errno;
+	uint64_t flushes; /* fdatasyncs for synced writes */
+	bool syncing; /* a thread is flushing */
+	pthread_cond_t synced_cond; /* ... and broadcasts when done */
 };
 
 /* The chain's tail as found in the file. */
@@ -458,6 +468,11 @@ struct cw_audit *cw_audit_open(const char *path, struct cw_error *err)
 		goto out;
 	}
 	ret = -pthread_mutex_init(&a->lock, NULL);
+	if (!ret) {
+		ret = -pthread_cond_init(&a->synced_cond, NULL);
+		if (ret)
+			pthread_mutex_destroy(&a->lock);
+	}
 	if (ret) {
 		audit_err(err, path, 0, "pthread_mutex_init failed: %s",
 			  errstr(-ret));
@@ -543,8 +558,10 @@ out:
 			close(a->rfd);
 		if (a->wfd >= 0)
 			close(a->wfd);
-		if (mutex_ok)
+		if (mutex_ok) {
+			pthread_cond_destroy(&a->synced_cond);
 			pthread_mutex_destroy(&a->lock);
+		}
 		free(a->block);
 		free(a->path);
 		free(a);
@@ -562,10 +579,21 @@ void cw_audit_close(struct cw_audit *a)
 		return;
 	close(a->rfd);
 	close(a->wfd);
+	pthread_cond_destroy(&a->synced_cond);
 	pthread_mutex_destroy(&a->lock);
 	free(a->block);
 	free(a->path);
 	free(a);
+}
+
+uint64_t cw_audit_flushes(struct cw_audit *a)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&a->lock);
+	n = a->flushes;
+	pthread_mutex_unlock(&a->lock);
+	return n;
 }
 
 const char *cw_audit_path(const struct cw_audit *a)
@@ -1039,7 +1067,7 @@ static int locked_tail(struct cw_audit *a, struct stat *st, struct tail *t,
 
 /* Called with a->lock held. */
 static int append_record(struct cw_audit *a, const struct cw_buf *mid,
-			 unsigned flags, struct cw_error *err)
+			 struct cw_error *err)
 {
 	char hash[HASH_HEX + 1];
 	struct cw_buf line = { 0 };
@@ -1117,15 +1145,12 @@ static int append_record(struct cw_audit *a, const struct cw_buf *mid,
 			undo_append(a, st.st_size);
 			goto out;
 		}
-		if (!(flags & CW_AUDIT_DEFER_SYNC) && fdatasync(a->wfd)) {
-			ret = -errno;
-			audit_err(err, a->path, 0, "fdatasync of record seq %" PRIu64
-				  " failed: %s", seq, errstr(-ret));
-			undo_append(a, st.st_size);
-			goto out;
-		}
 		a->end = st.st_size + (off_t)line.len;
 	}
+	a->appended++;
+	/* rotate() left the old file and the new record durable */
+	if (rotating)
+		a->synced = a->appended;
 	a->seq = seq;
 	memcpy(a->hash, hash, sizeof(a->hash));
 	a->tail_known = true;
@@ -1143,6 +1168,61 @@ void cw_audit_set_max_bytes(struct cw_audit *a, uint64_t max_bytes)
 	pthread_mutex_lock(&a->lock);
 	a->max_bytes = max_bytes;
 	pthread_mutex_unlock(&a->lock);
+}
+
+/*
+ * Makes this handle's appends up to ticket durable. One thread at a time
+ * flushes, outside the lock and on its own descriptor (a rotation may
+ * replace wfd meanwhile), while others go on appending; they wait for
+ * that flush to end and the next one covers all of them: under load one
+ * fdatasync serves many calls. A failed flush fails every append it
+ * covered; those records stay in the file (others may follow them), so a
+ * reader can find a record whose writer was told it failed.
+ */
+static int sync_through(struct cw_audit *a, uint64_t ticket,
+			struct cw_error *err)
+{
+	uint64_t upto;
+	int ret = 0, fd, r;
+
+	pthread_mutex_lock(&a->lock);
+	while (a->synced < ticket) {
+		if (a->failed >= ticket) {
+			ret = -a->sync_errno;
+			audit_err(err, a->path, 0,
+				  "fdatasync of the log failed: %s",
+				  errstr(-ret));
+			break;
+		}
+		if (a->syncing) {
+			pthread_cond_wait(&a->synced_cond, &a->lock);
+			continue;
+		}
+		a->syncing = true;
+		a->flushes++;
+		upto = a->appended;
+		fd = fcntl(a->wfd, F_DUPFD_CLOEXEC, 0);
+		if (fd >= 0) {
+			pthread_mutex_unlock(&a->lock);
+			r = fdatasync(fd) ? errno : 0;
+			close(fd);
+			pthread_mutex_lock(&a->lock);
+		} else {
+			/* out of descriptors: flush under the lock */
+			r = fdatasync(a->wfd) ? errno : 0;
+		}
+		a->syncing = false;
+		if (r) {
+			if (upto > a->failed)
+				a->failed = upto;
+			a->sync_errno = r;
+		} else if (upto > a->synced) {
+			a->synced = upto;
+		}
+		pthread_cond_broadcast(&a->synced_cond);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return ret;
 }
 
 int cw_audit_write(struct cw_audit *a, const char *type,
@@ -1201,6 +1281,7 @@ int cw_audit_write_flags(struct cw_audit *a, const char *type,
 			 unsigned flags, struct cw_error *err)
 {
 	struct cw_buf mid = { 0 };
+	uint64_t ticket;
 	int ret;
 
 	ret = prepare_record(a, type, invocation, fields, &mid, err);
@@ -1212,8 +1293,11 @@ int cw_audit_write_flags(struct cw_audit *a, const char *type,
 			  errstr(-ret));
 		goto out;
 	}
-	ret = append_record(a, &mid, flags, err);
+	ret = append_record(a, &mid, err);
+	ticket = a->appended;
 	pthread_mutex_unlock(&a->lock);
+	if (!ret && !(flags & CW_AUDIT_DEFER_SYNC))
+		ret = sync_through(a, ticket, err);
 out:
 	cw_buf_free(&mid);
 	return ret;
@@ -1227,7 +1311,7 @@ out:
  * -errno with nothing written.
  */
 static int append_batch(struct cw_audit *a, const struct cw_buf *mids,
-			size_t n, unsigned flags, struct cw_error *err)
+			size_t n, struct cw_error *err)
 {
 	char hash[HASH_HEX + 1];
 	struct cw_buf line = { 0 }, all = { 0 };
@@ -1296,13 +1380,7 @@ static int append_batch(struct cw_audit *a, const struct cw_buf *mids,
 		undo_append(a, st.st_size);
 		goto out;
 	}
-	if (!(flags & CW_AUDIT_DEFER_SYNC) && fdatasync(a->wfd)) {
-		ret = -errno;
-		audit_err(err, a->path, 0, "fdatasync of records to seq %" PRIu64
-			  " failed: %s", seq, errstr(-ret));
-		undo_append(a, st.st_size);
-		goto out;
-	}
+	a->appended++;
 	a->end = st.st_size + (off_t)all.len;
 	a->seq = seq;
 	memcpy(a->hash, hash, sizeof(a->hash));
@@ -1321,6 +1399,7 @@ int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
 			 size_t n, unsigned flags, struct cw_error *err)
 {
 	struct cw_buf *mids;
+	uint64_t ticket;
 	size_t i, done = 0;
 	int ret = 0;
 
@@ -1347,15 +1426,18 @@ int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
 		goto out;
 	}
 	while (done < n) {
-		ret = append_batch(a, mids + done, n - done, flags, err);
+		ret = append_batch(a, mids + done, n - done, err);
 		if (ret == 0)	/* a rotation: this record on its own */
-			ret = append_record(a, &mids[done], flags, err) ?: 1;
+			ret = append_record(a, &mids[done], err) ?: 1;
 		if (ret < 0)
 			break;
 		done += (size_t)ret;
 		ret = 0;
 	}
+	ticket = a->appended;
 	pthread_mutex_unlock(&a->lock);
+	if (!ret && !(flags & CW_AUDIT_DEFER_SYNC))
+		ret = sync_through(a, ticket, err);
 out:
 	for (i = 0; i < n; i++)
 		cw_buf_free(&mids[i]);

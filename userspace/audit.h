@@ -38,8 +38,11 @@ void cw_audit_close(struct cw_audit *a);
  * record after a torn line), rotated_from (only on the first record of a
  * file after rotation), prev. -EINVAL if fields uses one of those names,
  * -EMSGSIZE if the line would exceed CW_AUDIT_MAX_LINE. A failed write is
- * truncated away so the file stays as it was. Thread-safe; records from
- * several processes sharing the file never interleave and form one chain. */
+ * truncated away so the file stays as it was; a failed fdatasync leaves the
+ * record (later ones may follow it) and fails every write it covered.
+ * Thread-safe, with group commit: concurrent writers share one fdatasync.
+ * Records from several processes sharing the file never interleave and
+ * form one chain. */
 int cw_audit_write(struct cw_audit *a, const char *type,
 		   const char *invocation, json_t *fields,
 		   struct cw_error *err);
@@ -68,6 +71,10 @@ int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
 			 size_t n, unsigned flags, struct cw_error *err);
 
 const char *cw_audit_path(const struct cw_audit *a);
+
+/* How many fdatasyncs synced writes have needed so far: fewer than the
+ * writes when concurrent writers shared them. */
+uint64_t cw_audit_flushes(struct cw_audit *a);
 
 /*
  * Size-based rotation: a record that would take the file past max_bytes

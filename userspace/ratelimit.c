@@ -830,6 +830,12 @@ struct cw_rate_store *cw_rate_open_sqlite(const char *state_dir,
 			NULL, 0, err);
 	if (ret)
 		goto out;
+	/* The agent's memory stays small however many calls a window holds:
+	 * beyond 256 KiB the pages come from the kernel's page cache. */
+	ret = sql_exec1(q, "PRAGMA cache_size = -256", "cannot configure",
+			NULL, 0, err);
+	if (ret)
+		goto out;
 	ret = sql_exec1(q, "PRAGMA journal_mode = WAL",
 			"cannot enable WAL journal", buf, sizeof(buf), err);
 	if (ret)

@@ -55,6 +55,10 @@ echo "== kernel events: one call executing 2,000 processes and opening 200,000 f
 tests/bench/trace.sh "$B/cmdwarden" tests/bench/bench.json "$work" | tee "$work/trace"
 
 echo
+echo "== tools/call over Streamable HTTP (wrk, one session, state and audit on disk): denied tool, run_command \"true\""
+tests/bench/http.sh "$B/cmdwarden" tests/bench/bench.json "$work" | tee "$work/http"
+
+echo
 echo "== cmdwarden probe, the whole process (median of 5)"
 for _ in 1 2 3 4 5; do
 	a=$(date +%s%N)
@@ -62,7 +66,7 @@ for _ in 1 2 3 4 5; do
 	echo $(( ($(date +%s%N) - a) / 1000000 ))
 done | sort -n | sed -n 3p | sed 's/^/probe_ms /' | tee "$work/probe"
 
-get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-seccomp" "$work/lat-untraced" "$work/audit" "$work/audit-tmpfs" "$work/flood" "$work/trace" "$work/probe"; }
+get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-seccomp" "$work/lat-untraced" "$work/audit" "$work/audit-tmpfs" "$work/flood" "$work/trace" "$work/http" "$work/probe"; }
 ratio=$(awk -v a="$(get agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 ratio_tmpfs=$(awk -v a="$(get tmpfs_agent_call_median_us)" -v b="$(get tmpfs_bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 echo
@@ -94,3 +98,11 @@ printf '  %-40s %12s\n' "seccomp denials answered/s" "$(get seccomp_denials_per_
 printf '  %-40s %12s\n' "kernel events recorded/s (one call)" "$(get trace_events_per_s)"
 printf '  %-40s %12s   target %s\n' "  events lost at the default ring buffer" "$(get trace_events_lost)" "0"
 printf '  %-40s %12s   target %s\n' "  wall-time overhead of tracing (%)" "$(get trace_overhead_pct)" "< 15"
+for kind in denied allowed; do
+	for c in 1 8 32; do
+		t=
+		[ "$kind" = denied ] && [ "$c" = 32 ] && t=">= 20000"
+		printf '  %-40s %12s   %s\n' "HTTP $kind, $c clients: req/s" "$(get "http_${kind}_c${c}_rps")" "${t:+target $t}"
+		printf '  %-40s %12s\n' "  p50 / p99 (us)" "$(get "http_${kind}_c${c}_p50_us") / $(get "http_${kind}_c${c}_p99_us")"
+	done
+done

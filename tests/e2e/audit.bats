@@ -58,17 +58,29 @@ teardown() {
 @test "records are fsynced before the response is written" {
 	command -v strace >/dev/null || skip "strace is not installed"
 	{ printf '%s\n' "$INIT" "$INITIALIZED" "$(call_json 1 true)"; } |
-		strace -f -o "$T/trace" -e trace=write,fdatasync,fsync -e signal=none \
+		strace -f -o "$T/trace" -e trace=write,fdatasync,fsync,fcntl -e signal=none \
 			"$CW" serve --state-dir "$STATE" --audit "$AUDIT" >"$T/out"
 	assert_equal "$(resp 1 | jq -r .result.isError)" false
-	# -f: calls run on threads of their own; drop the thread ids
-	sed -i -E 's/^[0-9]+ +//' "$T/trace"
-	afd=$(grep -m1 -E '^write\(([0-9]+), "\{\\"ts' "$T/trace" | sed -E 's/^write\(([0-9]+),.*/\1/')
+	# -f: calls run on threads of their own, so a call may show as
+	# "unfinished" and "resumed" on two lines: both carry the thread id
+	afd=$(grep -m1 -E '^[0-9]+ +write\(([0-9]+), "\{\\"ts' "$T/trace" | sed -E 's/^[0-9]+ +write\(([0-9]+),.*/\1/')
 	[ -n "$afd" ] || fail "no audit write seen"
-	# the last audit write is followed by its sync, then the response on fd 1
+	# the last audit write is followed by its sync (on the log's descriptor
+	# or a duplicate of it), then the response on fd 1
 	run awk -v fd="$afd" '
+		{ tid = $1; sub(/^[0-9]+ +/, "") }
+		$0 ~ "^fcntl\\(" fd ", F_DUPFD" {
+			if ($0 ~ /unfinished/) dupping[tid] = 1; else dup[$NF] = 1
+		}
+		/^<\.\.\. fcntl resumed>/ && dupping[tid] { dup[$NF] = 1; dupping[tid] = 0 }
 		$0 ~ "^write\\(" fd ", " { w = NR; synced = 0 }
-		$0 ~ "^(fdatasync|fsync)\\(" fd "\\)" && w { synced = NR }
+		/^(fdatasync|fsync)\(/ && w {
+			f = $0; sub(/^[a-z]+\(/, "", f); sub(/[ )].*/, "", f)
+			if (f == fd || (f in dup)) {
+				if ($0 ~ /unfinished/) syncing[tid] = 1; else synced = NR
+			}
+		}
+		/^<\.\.\. (fdatasync|fsync) resumed>/ && syncing[tid] { synced = NR; syncing[tid] = 0 }
 		/^write\(1, .*"id\\":1/ { print (synced > w && w > 0) ? "ordered" : "unordered"; exit }
 	' "$T/trace"
 	assert_output ordered

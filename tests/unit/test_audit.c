@@ -549,6 +549,7 @@ static void test_threads_share_a_handle(void **state)
 	struct thread_arg args[4];
 	pthread_t th[4];
 	struct cw_error err;
+	uint64_t flushes;
 	struct lines l;
 	int i;
 
@@ -565,6 +566,12 @@ static void test_threads_share_a_handle(void **state)
 		assert_int_equal(0, pthread_join(th[i], NULL));
 		assert_int_equal(0, args[i].failures);
 	}
+	/* Group commit: writers waiting on a flush shared it. */
+	flushes = cw_audit_flushes(args[0].a);
+	print_message("# 200 synced writes from 4 threads took %llu fdatasyncs\n",
+		      (unsigned long long)flushes);
+	assert_true(flushes >= 1);
+	assert_true(flushes < 150);
 	cw_audit_close(args[0].a);
 	lines_read(path, &l);
 	assert_int_equal(200, l.n);

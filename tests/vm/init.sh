@@ -78,6 +78,8 @@ export CW_EXPECT_CGROUP=v2
 # seccomp floods: 5,000 denials, not 100,000; each is a user-notification
 # round trip, which emulation makes ~20x slower than the tests' timeouts allow
 export CW_E2E_FLOOD=5000
+# the HTTP soak: 10 clients x 10 calls (after 30 each to warm up), not 50 x 200
+export CW_E2E_SOAK="10 10"
 case ",${passes:-full,e2b}," in *,full,*) run_pass full ;; esac
 case ",${passes:-full,e2b}," in
 *,e2b,*)
