@@ -332,6 +332,7 @@ static int open_trace(struct cw_engine *e, const struct cw_engine_opts *o,
 {
 	const struct cw_probe *p = cw_engine_probe();
 	struct cw_trace_opts to = { .ringbuf_kib = o->trace_ringbuf_kib,
+				    .drop_on_overflow = o->trace_drop,
 				    .cgroup2_mount = p->cgroup2_mount };
 	struct cw_error err = { 0 };
 
@@ -1329,8 +1330,9 @@ static void run_launch(struct cw_engine *e, struct cw_rules *ru,
 	if (e->trace && cgid) {
 		tctx.e = e;
 		tctx.invocation = r->invocation;
-		tcall = cw_trace_call_add(e->trace, cgid, r->invocation, sb,
-					  trace_event, &tctx, &err);
+		tcall = cw_trace_call_add(e->trace, cgid,
+					  cw_cgroup_call_fd(cgc), r->invocation,
+					  sb, trace_event, &tctx, &err);
 		if (!tcall) {
 			/* Its network rules go at out:. */
 			cw_cgroup_pool_retire(e->pool, cgc, false);
@@ -1488,6 +1490,12 @@ static void run_launch(struct cw_engine *e, struct cw_rules *ru,
 		if (ev && tst.unattributed)
 			json_object_set_new(ev, "unattributed",
 					    json_integer((json_int_t)tst.unattributed));
+		if (ev && tst.pauses) {
+			json_object_set_new(ev, "paused",
+					    json_integer((json_int_t)tst.pauses));
+			json_object_set_new(ev, "paused_ms",
+					    json_integer((json_int_t)(tst.paused_us / 1000)));
+		}
 		if (ev && tst.missing)
 			json_object_set_new(ev, "missing",
 					    json_integer((json_int_t)tst.missing));

@@ -37,6 +37,8 @@ struct cw_engine_opts {
 					 * UINT64_MAX: never rotate */
 	unsigned trace_ringbuf_kib;	/* 0: the default */
 	int64_t approval_lifetime_s;	/* 0: CW_APPROVAL_LIFETIME_S */
+	bool trace_drop;		/* a full ring loses events rather
+					 * than pausing the call */
 };
 
 /* Loads and fully validates a policy: parse, compile, build its seccomp

@@ -83,6 +83,7 @@ struct common {
 	const char *audit;
 	uint64_t audit_max_bytes;	/* 0: default, UINT64_MAX: never */
 	unsigned trace_ringbuf_kib;	/* 0: default */
+	bool trace_drop;		/* --trace-overflow drop */
 	int64_t approval_lifetime_s;	/* serve; 0: default */
 	bool bad;			/* an option's value was refused */
 };
@@ -91,7 +92,7 @@ enum { OPT_POLICY = 1000, OPT_STATE, OPT_AUDIT, OPT_AUDIT_MAX, OPT_RINGBUF,
        OPT_MAXREQ, OPT_TOOL, OPT_ARGS, OPT_GRANT, OPT_SESSION, OPT_CWD,
        OPT_TIMEOUT, OPT_HELP, OPT_HTTP, OPT_TOKENS, OPT_ORIGIN,
        OPT_HTTP_TIMEOUT, OPT_MAXCONN, OPT_SESSION_IDLE,
-       OPT_APPROVAL_LIFETIME };
+       OPT_APPROVAL_LIFETIME, OPT_TRACE_OVERFLOW };
 
 #define COMMON_OPTS                                                 \
 	{ "policy", required_argument, NULL, OPT_POLICY },          \
@@ -99,6 +100,7 @@ enum { OPT_POLICY = 1000, OPT_STATE, OPT_AUDIT, OPT_AUDIT_MAX, OPT_RINGBUF,
 	{ "audit", required_argument, NULL, OPT_AUDIT },            \
 	{ "audit-max-bytes", required_argument, NULL, OPT_AUDIT_MAX }, \
 	{ "trace-ringbuf", required_argument, NULL, OPT_RINGBUF },  \
+	{ "trace-overflow", required_argument, NULL, OPT_TRACE_OVERFLOW }, \
 	{ "help", no_argument, NULL, OPT_HELP }
 
 static const char common_help[] =
@@ -109,6 +111,9 @@ static const char common_help[] =
 	"                    (K, M, G suffixes; default 64M; 0: never rotate)\n"
 	"  --trace-ringbuf KIB  kernel event ring buffer, rounded up to a power of\n"
 	"                    two pages (default 1024 KiB)\n"
+	"  --trace-overflow pause|drop  when kernel events come faster than they\n"
+	"                    are written: pause the call producing them (default),\n"
+	"                    or lose and count them\n"
 	"  --help            this text\n";
 
 /* "N", "NK", "NM", "NG" (powers of 1024); 0 or -EINVAL. */
@@ -158,6 +163,15 @@ static bool common_opt(int c, struct common *co)
 	case OPT_AUDIT:
 		co->audit = optarg;
 		return true;
+	case OPT_TRACE_OVERFLOW:
+		if (!strcmp(optarg, "pause") || !strcmp(optarg, "drop")) {
+			co->trace_drop = !strcmp(optarg, "drop");
+		} else {
+			fprintf(stderr, "%s: --trace-overflow wants pause or drop, got \"%s\"\n",
+				prog, optarg);
+			co->bad = true;
+		}
+		return true;
 	case OPT_RINGBUF: {
 		char *end;
 		unsigned long v;
@@ -183,7 +197,7 @@ static struct cw_engine *open_engine(const struct common *co, bool warn_layers)
 {
 	struct cw_engine_opts o = { co->policy, co->state_dir, co->audit,
 				    co->audit_max_bytes, co->trace_ringbuf_kib,
-				    co->approval_lifetime_s };
+				    co->approval_lifetime_s, co->trace_drop };
 	struct cw_engine *e;
 	struct cw_diag d;
 

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -64,6 +65,9 @@ struct cw_trace_call {
 	void *ctx;
 	uint64_t delivered;	/* bpf events handed to the sink */
 	bool unflushed;		/* events since the sink's last flush */
+	int freeze_fd;		/* its cgroup.freeze, -1: cannot pause it */
+	bool frozen;		/* under drain_lock */
+	int64_t frozen_at;
 	struct cw_trace_stats st;
 	struct cw_trace_call *next;
 };
@@ -78,6 +82,14 @@ struct cw_trace {
 	pthread_mutex_t lock;
 	pthread_mutex_t drain_lock;
 	struct cw_trace_call *calls;
+	/* Back-pressure: the ring's fill, read from its position pages; a
+	 * call whose events fill it past high is paused (its cgroup frozen)
+	 * until the reader is back under low. Under drain_lock. */
+	bool pause;
+	void *pos_map;		/* consumer page, producer page (read-only) */
+	size_t page;
+	uint64_t high, low;
+	unsigned nfrozen;
 	pthread_t thread;
 	bool thread_started;
 	int stop_fd;
@@ -437,6 +449,72 @@ static void flush_sinks(struct cw_trace *t)
 	} while (n == CW_ARRAY_SIZE(dirty));
 }
 
+/* ---- back-pressure -------------------------------------------------- */
+
+/* Bytes written to the ring and not yet read. */
+static uint64_t ring_fill(const struct cw_trace *t)
+{
+	const uint64_t *cons = t->pos_map;
+	const uint64_t *prod = (const uint64_t *)((const char *)t->pos_map +
+						  t->page);
+
+	return __atomic_load_n(prod, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(cons, __ATOMIC_ACQUIRE);
+}
+
+static void freeze(struct cw_trace *t, struct cw_trace_call *c)
+{
+	if (pwrite(c->freeze_fd, "1", 1, 0) != 1)
+		return;		/* its cgroup is gone: nothing left to pause */
+	c->frozen = true;
+	c->frozen_at = cw_mono_us();
+	c->st.pauses++;
+	t->nfrozen++;
+}
+
+static void thaw(struct cw_trace *t, struct cw_trace_call *c)
+{
+	/* A failed write leaves nothing frozen: the cgroup is gone. */
+	if (pwrite(c->freeze_fd, "0", 1, 0) != 1) {
+		/* nothing to do */
+	}
+	c->frozen = false;
+	c->st.paused_us += (uint64_t)(cw_mono_us() - c->frozen_at);
+	t->nfrozen--;
+}
+
+static void thaw_all(struct cw_trace *t)
+{
+	struct cw_trace_call *c;
+
+	if (!t->nfrozen)
+		return;
+	pthread_mutex_lock(&t->lock);
+	for (c = t->calls; c; c = c->next)
+		if (c->frozen)
+			thaw(t, c);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/*
+ * After each record: a call whose events are being read while the ring is
+ * over half full is paused (cgroup v2 freezer: its processes stop at
+ * their next return to user space, unseen by their parents), so a burst
+ * waits for the audit log instead of losing events; paused calls go on
+ * once the reader is back under an eighth.
+ */
+static void pressure(struct cw_trace *t, struct cw_trace_call *c)
+{
+	uint64_t fill = ring_fill(t);
+
+	if (fill >= t->high) {
+		if (!c->frozen && c->freeze_fd >= 0)
+			freeze(t, c);
+	} else if (t->nfrozen && fill <= t->low) {
+		thaw_all(t);
+	}
+}
+
 /* Called by libbpf for each record, under drain_lock. */
 static int on_record(void *ctx, void *data, size_t size)
 {
@@ -449,6 +527,9 @@ static int on_record(void *ctx, void *data, size_t size)
 	c = find_cgid(t, ev.cgroup_id);
 	if (!c)
 		return 0;	/* a call already ended: its count said so */
+	/* before the sink, which may take its time */
+	if (t->pause)
+		pressure(t, c);
 	c->delivered++;
 	deliver(c, &ev);
 	return 0;
@@ -489,8 +570,11 @@ static void on_fan_unattributed(void *ctx, bool overflow)
 static void drain(struct cw_trace *t)
 {
 	pthread_mutex_lock(&t->drain_lock);
-	if (t->rb)
+	if (t->rb) {
 		ring_buffer__consume(t->rb);
+		/* read to the end: nothing needs to wait any more */
+		thaw_all(t);
+	}
 	if (t->fan)
 		cw_fanotify_read(t->fan, on_fan_event, on_fan_unattributed, t);
 	flush_sinks(t);
@@ -543,6 +627,8 @@ void cw_trace_close(struct cw_trace *t)
 	if (t->stop_fd >= 0)
 		close(t->stop_fd);
 	ring_buffer__free(t->rb);
+	if (t->pos_map)
+		munmap(t->pos_map, 2 * t->page);
 	/* Closing the links detaches the programs; the maps go with them. */
 	for (i = 0; i < FD_COUNT; i++)
 		if (t->fd[i] >= 0)
@@ -550,6 +636,8 @@ void cw_trace_close(struct cw_trace *t)
 	cw_fanotify_close(t->fan);
 	for (c = t->calls; c; c = next) {
 		next = c->next;
+		if (c->freeze_fd >= 0)
+			close(c->freeze_fd);
 		free(c);
 	}
 	pthread_mutex_destroy(&t->lock);
@@ -685,6 +773,22 @@ static int open_bpf(struct cw_trace *t, const struct cw_trace_opts *o,
 			     strerror(-ret));
 		return ret;
 	}
+	if (o->drop_on_overflow)
+		return 0;
+	/* The ring's consumer and producer positions, to see its fill. */
+	t->page = (size_t)sysconf(_SC_PAGESIZE);
+	t->pos_map = mmap(NULL, 2 * t->page, PROT_READ, MAP_SHARED,
+			  t->fd[FD_EVENTS], 0);
+	if (t->pos_map == MAP_FAILED) {
+		ret = -errno;
+		t->pos_map = NULL;
+		cw_error_set(err, "mapping the tracing ring buffer's positions: %s",
+			     strerror(-ret));
+		return ret;
+	}
+	t->high = ringbuf_bytes(o->ringbuf_kib) / 2;
+	t->low = ringbuf_bytes(o->ringbuf_kib) / 8;
+	t->pause = true;
 	return 0;
 }
 
@@ -810,7 +914,7 @@ static void unlink_call(struct cw_trace *t, struct cw_trace_call *c)
 }
 
 struct cw_trace_call *cw_trace_call_add(struct cw_trace *t, uint64_t cgid,
-					const char *invocation,
+					int cgroup_fd, const char *invocation,
 					const struct cw_sandbox *sb,
 					cw_trace_sink sink, void *ctx,
 					struct cw_error *err)
@@ -834,6 +938,13 @@ struct cw_trace_call *cw_trace_call_add(struct cw_trace *t, uint64_t cgid,
 	snprintf(c->invocation, sizeof(c->invocation), "%s", invocation);
 	c->sink = sink;
 	c->ctx = ctx;
+	c->freeze_fd = -1;
+	if (t->pause && cgroup_fd >= 0) {
+		/* Without a freezer (before Linux 5.2) a full ring loses
+		 * events, and counts them, as with drop_on_overflow. */
+		c->freeze_fd = openat(cgroup_fd, "cgroup.freeze",
+				      O_WRONLY | O_CLOEXEC);
+	}
 	/* Listed first, so that no event of the call finds no call. */
 	pthread_mutex_lock(&t->lock);
 	c->next = t->calls;
@@ -867,6 +978,8 @@ fail:
 	pthread_mutex_lock(&t->lock);
 	unlink_call(t, c);
 	pthread_mutex_unlock(&t->lock);
+	if (c->freeze_fd >= 0)
+		close(c->freeze_fd);
 	free(c);
 	errno = EIO;
 	return NULL;
@@ -891,8 +1004,10 @@ void cw_trace_call_end(struct cw_trace *t, struct cw_trace_call *c,
 		return;
 	pthread_mutex_lock(&t->drain_lock);
 	for (;;) {
-		if (t->rb)
+		if (t->rb) {
 			ring_buffer__consume(t->rb);
+			thaw_all(t);
+		}
 		if (t->fan)
 			cw_fanotify_read(t->fan, on_fan_event,
 					 on_fan_unattributed, t);
@@ -932,10 +1047,14 @@ void cw_trace_call_end(struct cw_trace *t, struct cw_trace_call *c,
 	}
 	if (t->fan)
 		cw_fanotify_forget(t->fan, c->invocation);
+	if (c->frozen)
+		thaw(t, c);
 	pthread_mutex_lock(&t->lock);
 	unlink_call(t, c);
 	pthread_mutex_unlock(&t->lock);
 	pthread_mutex_unlock(&t->drain_lock);
+	if (c->freeze_fd >= 0)
+		close(c->freeze_fd);
 	if (st)
 		*st = c->st;
 	free(c);

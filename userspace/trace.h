@@ -36,6 +36,8 @@ struct cw_trace_opts {
 	bool bpf;		/* use the tracepoint programs */
 	bool fanotify;		/* else (or also, when bpf fails) fanotify */
 	unsigned ringbuf_kib;	/* 0: CW_TRACE_RINGBUF_DEFAULT_KIB */
+	bool drop_on_overflow;	/* a full ring loses (and counts) events;
+				 * else the call filling it is paused */
 	const char *btf_path;	/* NULL: the kernel's own BTF */
 	const char *cgroup2_mount;	/* for fanotify's attribution */
 };
@@ -109,13 +111,15 @@ typedef void (*cw_trace_sink)(void *ctx, const struct cw_trace_event *ev);
 
 /* Starts tracing the call whose processes live in the v2 cgroup cgid
  * (named invocation beneath the calls cgroup, for fanotify), with
- * sb->files enforced. sink is called from the reading thread, or from
+ * sb->files enforced. cgroup_fd is that cgroup's directory (-1: none),
+ * whose cgroup.freeze pauses the call while the ring buffer is over half
+ * full of events not yet read (unless drop_on_overflow). sink is called from the reading thread, or from
  * cw_trace_call_end, never concurrently for one call: once per event, and
  * with ev NULL at the end of each round of reading (a sink that buffers
  * writes what it holds then; the last such call comes before
  * cw_trace_call_end returns). NULL + err. */
 struct cw_trace_call *cw_trace_call_add(struct cw_trace *t, uint64_t cgid,
-					const char *invocation,
+					int cgroup_fd, const char *invocation,
 					const struct cw_sandbox *sb,
 					cw_trace_sink sink, void *ctx,
 					struct cw_error *err);
@@ -133,6 +137,8 @@ struct cw_trace_stats {
 				 * whose process was gone before it could be
 				 * matched to a call */
 	uint64_t missing;	/* submitted but not read by the end (0) */
+	uint64_t pauses;	/* times the call was paused for its events */
+	uint64_t paused_us;	/* and for how long in all */
 	uint64_t files_written, write_bytes;
 	struct cw_trace_limit files, bytes, deny;
 	char deny_path[129];	/* the path that hit deny_open */

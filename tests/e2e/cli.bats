@@ -109,6 +109,21 @@ JSON
 	assert_equal "$(jq -r .exit_code <<<"$output")" 4
 }
 
+@test "bad values of the tracing options are refused by name; good ones run" {
+	run "$CW" exec --trace-overflow wait --state-dir "$STATE" --audit "$AUDIT" -- true
+	assert_failure
+	assert_output --partial '--trace-overflow wants pause or drop, got "wait"'
+	run "$CW" exec --trace-ringbuf 0 --state-dir "$STATE" --audit "$AUDIT" -- true
+	assert_failure
+	assert_output --partial '--trace-ringbuf wants KiB from 1 to'
+	[ ! -e "$AUDIT" ] || fail "a refused command line wrote to the audit log"
+	for v in pause drop; do
+		run "$CW" exec --trace-overflow "$v" --state-dir "$STATE" --audit "$AUDIT" -- echo ran
+		assert_success
+		assert_equal "$(jq -r .stdout <<<"$output")" ran
+	done
+}
+
 @test "exec reports a denial on stderr with exit 3" {
 	run "$CW" exec --policy "$ROOT/tests/e2e/policies/args.json" --state-dir "$STATE" --audit "$AUDIT" -- rm -rf /tmp/x
 	assert_failure 3

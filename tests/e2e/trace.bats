@@ -115,10 +115,10 @@ recs() {
 	assert_output ''
 }
 
-@test "tracepoints: a burst into a tiny ring buffer is counted as lost, not hidden; the default buffer loses none" {
+@test "tracepoints: a burst into a tiny ring buffer that may not pause the call is counted as lost, not hidden; by default the call is paused and loses none" {
 	trace_on
 	burst='for i in $(seq 20000); do : </etc/hostname; done; echo done'
-	mcp --trace-ringbuf 4 -- "$(call_json 1 "$burst")"
+	mcp --trace-ringbuf 4 --trace-overflow drop -- "$(call_json 1 "$burst")"
 	inv=$(structured 1 invocation_id)
 	assert_equal "$(structured 1 stdout)" done
 	exit_rec=$(recs "$inv" 'select(.type == "exit")')
@@ -132,12 +132,16 @@ recs() {
 	# and audit stats reports them
 	assert_equal "$("$CW" audit stats --json "$AUDIT" | jq -r .events_lost)" "$lost"
 
-	# the twin: 1000 opens fit the default ring buffer whole
+	# the twin: the same burst, twice the default ring buffer's worth of
+	# records, with the call paused whenever the ring is over half full
 	rm -f "$AUDIT"
-	mcp -- "$(call_json 2 'for i in $(seq 1000); do : </etc/hostname; done; echo done')"
+	mcp -- "$(call_json 2 "$burst")"
 	inv=$(structured 2 invocation_id)
-	assert_equal "$(recs "$inv" 'select(.type == "exit") | .events_lost')" 0
-	assert_equal "$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname")' | wc -l)" 1000
+	assert_equal "$(structured 2 stdout)" done
+	exit_rec=$(recs "$inv" 'select(.type == "exit")')
+	echo "# paused $(jq -r '.events.paused // 0' <<<"$exit_rec") times, $(jq -r '.events.paused_ms // 0' <<<"$exit_rec") ms" >&3
+	assert_equal "$(jq -r .events_lost <<<"$exit_rec")" 0
+	assert_equal "$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname")' | wc -l)" 20000
 }
 
 @test "tracepoints: a long argv is cut at the documented bound and flagged" {

@@ -467,7 +467,7 @@ static void test_tracepoints(void **state)
 	assert_non_null(t);
 	memset(&sb, 0, sizeof(sb));
 	new_call("inv-unit-1", cg, sizeof(cg));
-	c = cw_trace_call_add(t, cgroup_id(cg), "inv-unit-1", &sb, sink, NULL,
+	c = cw_trace_call_add(t, cgroup_id(cg), -1, "inv-unit-1", &sb, sink, NULL,
 			      &err);
 	assert_non_null(c);
 	in = run_child(cg, "inside", file_ops);
@@ -518,23 +518,39 @@ static void slow_sink(void *ctx, const struct cw_trace_event *ev)
 		usleep(200);
 }
 
-/* Opens many files in a call cgroup. */
-static void many_opens(const char *tag)
+/* 2000 opens of one file, pace_us apart. */
+static void opens(useconds_t pace_us)
 {
 	int i, fd;
 
-	(void)tag;
 	for (i = 0; i < 2000; i++) {
 		fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
 		if (fd >= 0)
 			close(fd);
+		if (pace_us)
+			usleep(pace_us);
 	}
+}
+
+/* As fast as a process can. */
+static void many_opens(const char *tag)
+{
+	(void)tag;
+	opens(0);
+}
+
+/* At about a shell loop's pace. */
+static void paced_opens(const char *tag)
+{
+	(void)tag;
+	opens(20);
 }
 
 static void test_lost_counted(void **state)
 {
-	/* One page: a few dozen records. */
-	struct cw_trace_opts o = { .bpf = true, .ringbuf_kib = 4 };
+	/* One page: a few dozen records; nothing pauses the call. */
+	struct cw_trace_opts o = { .bpf = true, .ringbuf_kib = 4,
+				   .drop_on_overflow = true };
 	struct cw_trace_stats st;
 	struct cw_trace_call *c;
 	struct cw_sandbox sb;
@@ -549,7 +565,7 @@ static void test_lost_counted(void **state)
 	memset(&sb, 0, sizeof(sb));
 	new_call("inv-unit-2", cg, sizeof(cg));
 	/* a sink slower than the burst: the ring buffer fills */
-	c = cw_trace_call_add(t, cgroup_id(cg), "inv-unit-2", &sb, slow_sink,
+	c = cw_trace_call_add(t, cgroup_id(cg), -1, "inv-unit-2", &sb, slow_sink,
 			      NULL, &err);
 	assert_non_null(c);
 	run_child(cg, "burst", many_opens);
@@ -559,6 +575,53 @@ static void test_lost_counted(void **state)
 	assert_true(st.file + st.lost >= 2000);
 	assert_true(cw_trace_lost_total(t) >= st.lost);
 	assert_int_equal(0, st.missing);
+	cw_trace_close(t);
+	cgroup_remove(cg);
+}
+
+/* The twin: a burst into a small ring, with the call's cgroup to pause
+ * it, loses nothing; the pauses are counted. */
+static void test_paused_not_lost(void **state)
+{
+	struct cw_trace_opts o = { .bpf = true, .ringbuf_kib = 64 };
+	struct cw_trace_stats st;
+	struct cw_trace_call *c;
+	struct cw_sandbox sb;
+	struct cw_error err;
+	struct cw_trace *t;
+	char cg[PATH_MAX], frozen[PATH_MAX + 16], buf[8] = "";
+	int fd;
+
+	(void)state;
+	NEED_KERNEL();
+	t = cw_trace_open(&o, &err);
+	assert_non_null(t);
+	memset(&sb, 0, sizeof(sb));
+	new_call("inv-unit-4", cg, sizeof(cg));
+	fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	c = cw_trace_call_add(t, cgroup_id(cg), fd, "inv-unit-4", &sb,
+			      slow_sink, NULL, &err);
+	assert_non_null(c);
+	run_child(cg, "burst", paced_opens);
+	cw_trace_call_end(t, c, &st);
+	print_message("# 2000 opens, 64 KiB ring: %llu paused for %llu us, %llu lost\n",
+		      (unsigned long long)st.pauses,
+		      (unsigned long long)st.paused_us,
+		      (unsigned long long)st.lost);
+	assert_int_equal(0, st.lost);
+	assert_true(st.file >= 2000);
+	assert_true(st.pauses > 0);
+	assert_true(st.paused_us > 0);
+	assert_int_equal(0, st.missing);
+	/* and the call is not left frozen */
+	snprintf(frozen, sizeof(frozen), "%s/cgroup.freeze", cg);
+	close(fd);
+	fd = open(frozen, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_true(read(fd, buf, sizeof(buf) - 1) > 0);
+	close(fd);
+	assert_int_equal('0', buf[0]);
 	cw_trace_close(t);
 	cgroup_remove(cg);
 }
@@ -596,7 +659,7 @@ static void test_files_limit(void **state)
 	memset(&sb, 0, sizeof(sb));
 	sb.files.max_files_written = 3;
 	new_call("inv-unit-3", cg, sizeof(cg));
-	c = cw_trace_call_add(t, cgroup_id(cg), "inv-unit-3", &sb, NULL, NULL,
+	c = cw_trace_call_add(t, cgroup_id(cg), -1, "inv-unit-3", &sb, NULL, NULL,
 			      &err);
 	assert_non_null(c);
 	pid = fork();
@@ -680,7 +743,7 @@ static void test_fanotify(void **state)
 	json_decref(src);
 	assert_false(cw_trace_enforces_files(t));
 	new_call("inv-unit-fan", cg, sizeof(cg));
-	c = cw_trace_call_add(t, cgroup_id(cg), "inv-unit-fan", NULL, sink,
+	c = cw_trace_call_add(t, cgroup_id(cg), -1, "inv-unit-fan", NULL, sink,
 			      NULL, &err);
 	assert_non_null(c);
 	/* fanotify attributes a process by the exec it waited for */
@@ -712,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_bad_ringbuf),
 		cmocka_unit_test_setup(test_tracepoints, reset),
 		cmocka_unit_test_setup(test_lost_counted, reset),
+		cmocka_unit_test_setup(test_paused_not_lost, reset),
 		cmocka_unit_test_setup(test_files_limit, reset),
 		cmocka_unit_test_setup(test_no_btf, reset),
 		cmocka_unit_test_setup(test_fanotify, reset),
