@@ -610,64 +610,148 @@ static int lock_file(int fd, int op)
 	return 0;
 }
 
-/* Appends "inner" of a JSON object text ({...}) to b, dropping the braces. */
-static int append_inner(struct cw_buf *b, const char *obj)
-{
-	size_t n = strlen(obj);
+struct dump_to {
+	struct cw_buf *b;
+	bool nomem;
+};
 
-	return cw_buf_append(b, obj + 1, n - 2);
+static int dump_cb(const char *p, size_t n, void *data)
+{
+	struct dump_to *d = data;
+
+	if (cw_buf_append(d->b, p, n)) {
+		d->nomem = true;
+		return -1;
+	}
+	return 0;
 }
 
-/* The record's middle: type, invocation and the caller's fields. */
-static int build_middle(const char *path, const char *type,
+/* Appends j as jansson serializes it, straight into b (no string to
+ * allocate, copy and free). -ENOMEM, or -EINVAL when jansson cannot
+ * serialize it; b may then hold part of it. */
+static int append_json(struct cw_buf *b, const json_t *j, size_t flags)
+{
+	struct dump_to d = { .b = b };
+
+	if (!json_dump_callback(j, dump_cb, &d, flags))
+		return 0;
+	return d.nomem ? -ENOMEM : -EINVAL;
+}
+
+/* Appends s as a JSON string; -EINVAL when it is not UTF-8. */
+static int append_json_string(struct cw_buf *b, const char *s)
+{
+	json_t *j = json_string(s);
+	int ret;
+
+	if (!j)
+		return -EINVAL;
+	ret = append_json(b, j, DUMP_FLAGS | JSON_ENCODE_ANY);
+	json_decref(j);
+	return ret;
+}
+
+/*
+ * The start of a record's middle, "type":T,"invocation":I, serialized once
+ * for the records of one write that share them (a burst of kernel events
+ * has one call and a few types) and copied for the rest.
+ */
+#define HEADS 4
+struct heads {
+	struct {
+		const char *type, *invocation;
+		struct cw_buf text;
+	} e[HEADS];
+	unsigned int n, next;
+};
+
+static bool same_str(const char *x, const char *y)
+{
+	return x == y || (x && y && !strcmp(x, y));
+}
+
+static void heads_free(struct heads *h)
+{
+	unsigned int i;
+
+	for (i = 0; i < HEADS; i++)
+		cw_buf_free(&h->e[i].text);
+}
+
+static int head_get(struct heads *h, const char *path, const char *type,
+		    const char *invocation, const struct cw_buf **out,
+		    struct cw_error *err)
+{
+	unsigned int i;
+	struct cw_buf *t;
+	int ret;
+
+	for (i = 0; i < h->n; i++) {
+		if (same_str(h->e[i].type, type) &&
+		    same_str(h->e[i].invocation, invocation)) {
+			*out = &h->e[i].text;
+			return 0;
+		}
+	}
+	i = h->n < HEADS ? h->n++ : h->next++ % HEADS;
+	h->e[i].type = h->e[i].invocation = NULL;
+	t = &h->e[i].text;
+	t->len = 0;
+	ret = cw_buf_append(t, "\"type\":", 7) ?: append_json_string(t, type);
+	if (ret) {
+		audit_err(err, path, 0, ret == -EINVAL ?
+			  "record type is not valid UTF-8" : "no memory");
+		return ret;
+	}
+	if (invocation) {
+		ret = cw_buf_append(t, ",\"invocation\":", 14) ?:
+		      append_json_string(t, invocation);
+		if (ret) {
+			audit_err(err, path, 0, ret == -EINVAL ?
+				  "invocation id is not valid UTF-8" : "no memory");
+			h->e[i].type = NULL;
+			return ret;
+		}
+	}
+	/* a NULL type marks a slot not (yet) valid */
+	h->e[i].type = type;
+	h->e[i].invocation = invocation;
+	*out = t;
+	return 0;
+}
+
+/* The record's middle, appended to mid: type, invocation and the caller's
+ * fields. */
+static int build_middle(const char *path, struct heads *h, const char *type,
 			const char *invocation, json_t *fields,
 			struct cw_buf *mid, struct cw_error *err)
 {
-	json_t *head = json_object();
-	char *head_s = NULL, *body_s = NULL;
-	int ret = -ENOMEM;
+	const struct cw_buf *head;
+	size_t at;
+	int ret;
 
-	if (!head) {
-		audit_err(err, path, 0, "no memory");
-		goto out;
-	}
-	if (json_object_set_new(head, "type", json_string(type))) {
-		ret = -EINVAL;
-		audit_err(err, path, 0, "record type is not valid UTF-8");
-		goto out;
-	}
-	if (invocation &&
-	    json_object_set_new(head, "invocation", json_string(invocation))) {
-		ret = -EINVAL;
-		audit_err(err, path, 0, "invocation id is not valid UTF-8");
-		goto out;
-	}
-	head_s = json_dumps(head, DUMP_FLAGS);
-	if (!head_s) {
-		audit_err(err, path, 0, "no memory to serialize the record");
-		goto out;
-	}
-	if (fields && json_object_size(fields)) {
-		body_s = json_dumps(fields, DUMP_FLAGS);
-		if (!body_s) {
-			ret = -EINVAL;
-			audit_err(err, path, 0,
-				  "record fields cannot be serialized");
-			goto out;
-		}
-	}
-	if (append_inner(mid, head_s) ||
-	    (body_s && (cw_buf_append(mid, ",", 1) ||
-			append_inner(mid, body_s)))) {
+	ret = head_get(h, path, type, invocation, &head, err);
+	if (ret)
+		return ret;
+	if (cw_buf_append(mid, head->data, head->len)) {
 		audit_err(err, path, 0, "no memory to build the record");
-		goto out;
+		return -ENOMEM;
 	}
-	ret = 0;
-out:
-	free(body_s);
-	free(head_s);
-	json_decref(head);
-	return ret;
+	if (!fields || !json_object_size(fields))
+		return 0;
+	at = mid->len;
+	ret = append_json(mid, fields, DUMP_FLAGS);
+	if (ret) {
+		mid->len = at;
+		audit_err(err, path, 0, ret == -EINVAL ?
+			  "record fields cannot be serialized" :
+			  "no memory to build the record");
+		return ret;
+	}
+	/* {"k":v,...} follows the head as ,"k":v,... */
+	mid->data[at] = ',';
+	mid->data[--mid->len] = '\0';
+	return 0;
 }
 
 /* Removes a failed append so no half record stays in the file. */
@@ -874,21 +958,41 @@ static int follow_path(struct cw_audit *a, struct stat *st,
 	return -ESTALE;
 }
 
-/* The line for one record: head, the caller's middle, the trailer. */
+/* seq in decimal at p; its length. */
+static size_t format_seq(char *p, uint64_t v)
+{
+	char d[20];
+	size_t n = 0, i;
+
+	do {
+		d[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		p[i] = d[n - 1 - i];
+	return n;
+}
+
+/* Appends the line for one record to line: head, the caller's middle, the
+ * trailer; no newline at its end. */
 static int build_line(struct cw_buf *line, bool need_nl, uint64_t seq,
-		      const struct cw_buf *mid, bool torn,
+		      const char *mid, size_t mid_len, bool torn,
 		      const char *rotated_from, const char *prev)
 {
-	char ts[40], head[96];
+	char head[96];
+	size_t h = 7;
 
-	cw_format_ts(cw_now_us(), ts, sizeof(ts));
-	snprintf(head, sizeof(head), "{\"ts\":\"%s\",\"seq\":%" PRIu64 ",", ts,
-		 seq);
-	line->len = 0;
+	memcpy(head, "{\"ts\":\"", 7);
+	cw_format_ts(cw_now_us(), head + h, 40);
+	h += strlen(head + h);
+	memcpy(head + h, "\",\"seq\":", 8);
+	h += 8;
+	h += format_seq(head + h, seq);
+	head[h++] = ',';
 	/* A torn line gets its own newline so it stands alone. */
 	if ((need_nl && cw_buf_append(line, "\n", 1)) ||
-	    cw_buf_append(line, head, strlen(head)) ||
-	    cw_buf_append(line, mid->data, mid->len) ||
+	    cw_buf_append(line, head, h) ||
+	    cw_buf_append(line, mid, mid_len) ||
 	    (torn && cw_buf_append(line, ",\"torn_before\":true", 19)) ||
 	    (rotated_from &&
 	     (cw_buf_append(line, ",\"rotated_from\":\"", 17) ||
@@ -1066,8 +1170,8 @@ static int locked_tail(struct cw_audit *a, struct stat *st, struct tail *t,
 }
 
 /* Called with a->lock held. */
-static int append_record(struct cw_audit *a, const struct cw_buf *mid,
-			 struct cw_error *err)
+static int append_record(struct cw_audit *a, const char *mid,
+			 size_t mid_len, struct cw_error *err)
 {
 	char hash[HASH_HEX + 1];
 	struct cw_buf line = { 0 };
@@ -1094,7 +1198,8 @@ static int append_record(struct cw_audit *a, const struct cw_buf *mid,
 	}
 	seq = t.seq + 1;
 	skip = t.need_nl ? 1 : 0;
-	if (build_line(&line, t.need_nl, seq, mid, t.damaged, NULL, t.hash)) {
+	if (build_line(&line, t.need_nl, seq, mid, mid_len, t.damaged, NULL,
+		       t.hash)) {
 		ret = -ENOMEM;
 		audit_err(err, a->path, 0, "no memory to build the record");
 		goto out;
@@ -1106,7 +1211,8 @@ static int append_record(struct cw_audit *a, const struct cw_buf *mid,
 		if (ret)
 			goto out;
 		rotating = true;
-		if (build_line(&line, false, seq, mid, t.damaged,
+		line.len = 0;
+		if (build_line(&line, false, seq, mid, mid_len, t.damaged,
 			       base_of(rpath), t.hash)) {
 			ret = -ENOMEM;
 			audit_err(err, a->path, 0,
@@ -1232,12 +1338,14 @@ int cw_audit_write(struct cw_audit *a, const char *type,
 	return cw_audit_write_flags(a, type, invocation, fields, 0, err);
 }
 
-/* Checks a record and builds its middle (type, invocation, fields). */
-static int prepare_record(struct cw_audit *a, const char *type,
-			  const char *invocation, json_t *fields,
-			  struct cw_buf *mid, struct cw_error *err)
+/* Checks a record and appends its middle (type, invocation, fields) to
+ * mid. */
+static int prepare_record(struct cw_audit *a, struct heads *h,
+			  const char *type, const char *invocation,
+			  json_t *fields, struct cw_buf *mid,
+			  struct cw_error *err)
 {
-	size_t i;
+	size_t i, start = mid->len;
 	int ret;
 
 	if (!a || !type || !*type) {
@@ -1261,15 +1369,15 @@ static int prepare_record(struct cw_audit *a, const char *type,
 			goto out;
 		}
 	}
-	ret = build_middle(a->path, type, invocation, fields, mid, err);
+	ret = build_middle(a->path, h, type, invocation, fields, mid, err);
 	if (ret)
 		goto out;
 	/* Refuse before taking any lock what can never fit. */
-	if (mid->len >= CW_AUDIT_MAX_LINE) {
+	if (mid->len - start >= CW_AUDIT_MAX_LINE) {
 		ret = -EMSGSIZE;
 		audit_err(err, a->path, 0,
 			  "record of over %zu bytes exceeds the %u byte line limit",
-			  mid->len, CW_AUDIT_MAX_LINE - 1);
+			  mid->len - start, CW_AUDIT_MAX_LINE - 1);
 		goto out;
 	}
 out:
@@ -1281,10 +1389,11 @@ int cw_audit_write_flags(struct cw_audit *a, const char *type,
 			 unsigned flags, struct cw_error *err)
 {
 	struct cw_buf mid = { 0 };
+	struct heads h = { 0 };
 	uint64_t ticket;
 	int ret;
 
-	ret = prepare_record(a, type, invocation, fields, &mid, err);
+	ret = prepare_record(a, &h, type, invocation, fields, &mid, err);
 	if (ret)
 		goto out;
 	ret = -pthread_mutex_lock(&a->lock);
@@ -1293,32 +1402,49 @@ int cw_audit_write_flags(struct cw_audit *a, const char *type,
 			  errstr(-ret));
 		goto out;
 	}
-	ret = append_record(a, &mid, err);
+	ret = append_record(a, mid.data, mid.len, err);
 	ticket = a->appended;
 	pthread_mutex_unlock(&a->lock);
 	if (!ret && !(flags & CW_AUDIT_DEFER_SYNC))
 		ret = sync_through(a, ticket, err);
 out:
+	heads_free(&h);
 	cw_buf_free(&mid);
 	return ret;
 }
 
+/* The middles of a batch's records, one after another in text: record i
+ * is text.data[i ? end[i - 1] : 0, end[i]). */
+struct mids {
+	struct cw_buf text;
+	size_t *end;
+};
+
+static const char *mid_at(const struct mids *m, size_t i, size_t *len)
+{
+	size_t from = i ? m->end[i - 1] : 0;
+
+	*len = m->end[i] - from;
+	return m->text.data + from;
+}
+
 /*
- * Appends as many of mids as fit before the rotation size with one flock,
- * one write() and (without CW_AUDIT_DEFER_SYNC) one fdatasync: the same
- * lines, seq and chain as one append_record each. The count written (0
- * when the first needs a rotation: the caller then uses append_record), or
- * -errno with nothing written.
+ * Appends records from.. of m, as many as fit before the rotation size,
+ * with one flock, one write() and (without CW_AUDIT_DEFER_SYNC) one
+ * fdatasync: the same lines, seq and chain as one append_record each. The
+ * count written (0 when the first needs a rotation: the caller then uses
+ * append_record), or -errno with nothing written.
  */
-static int append_batch(struct cw_audit *a, const struct cw_buf *mids,
-			size_t n, struct cw_error *err)
+static int append_batch(struct cw_audit *a, const struct mids *m,
+			size_t from, size_t n, struct cw_error *err)
 {
 	char hash[HASH_HEX + 1];
-	struct cw_buf line = { 0 }, all = { 0 };
+	struct cw_buf all = { 0 };
 	struct stat st;
 	struct tail t;
 	uint64_t seq;
-	size_t i, skip;
+	size_t i, skip, start, len, mid_len;
+	const char *mid;
 	int ret;
 
 	ret = lock_file(a->wfd, LOCK_EX);
@@ -1331,6 +1457,13 @@ static int append_batch(struct cw_audit *a, const struct cw_buf *mids,
 		goto out;
 	memcpy(hash, t.hash, sizeof(hash));
 	seq = t.seq;
+	/* the middles plus each line's ts, seq and prev, give or take */
+	if (cw_buf_reserve(&all, m->end[from + n - 1] -
+				 (from ? m->end[from - 1] : 0) + n * 160)) {
+		ret = -ENOMEM;
+		audit_err(err, a->path, 0, "no memory to build the record");
+		goto out;
+	}
 	for (i = 0; i < n; i++) {
 		bool first = i == 0;
 
@@ -1339,32 +1472,38 @@ static int append_batch(struct cw_audit *a, const struct cw_buf *mids,
 			audit_err(err, a->path, 0, "seq would overflow");
 			goto out;
 		}
-		/* Only the first line mends a torn tail or notes it. */
+		/* Each line is built in place, hashed there, and left out
+		 * again if it needs a rotation. Only the first line mends a
+		 * torn tail or notes it. */
+		start = all.len;
 		skip = first && t.need_nl ? 1 : 0;
-		if (build_line(&line, skip, seq + 1, &mids[i],
+		mid = mid_at(m, from + i, &mid_len);
+		if (build_line(&all, skip, seq + 1, mid, mid_len,
 			       first && t.damaged, NULL, hash)) {
 			ret = -ENOMEM;
 			audit_err(err, a->path, 0, "no memory to build the record");
 			goto out;
 		}
-		if (a->max_bytes && st.st_size + all.len > 0 &&
+		len = all.len - start;
+		if (a->max_bytes && st.st_size + start > 0 &&
 		    !(first && t.need_nl) &&
-		    (uint64_t)st.st_size + all.len + line.len + 1 > a->max_bytes)
+		    (uint64_t)st.st_size + start + len + 1 > a->max_bytes) {
+			all.len = start;
 			break;
-		if (line.len - skip >= CW_AUDIT_MAX_LINE) {
+		}
+		if (len - skip >= CW_AUDIT_MAX_LINE) {
 			ret = -EMSGSIZE;
 			audit_err(err, a->path, 0,
 				  "record of %zu bytes exceeds the %u byte line limit",
-				  line.len - skip, CW_AUDIT_MAX_LINE - 1);
+				  len - skip, CW_AUDIT_MAX_LINE - 1);
 			goto out;
 		}
-		if (sha256_hex(line.data + skip, line.len - skip, hash)) {
+		if (sha256_hex(all.data + start + skip, len - skip, hash)) {
 			ret = -EIO;
 			audit_err(err, a->path, 0, "SHA-256 failed");
 			goto out;
 		}
-		if (cw_buf_append(&all, line.data, line.len) ||
-		    cw_buf_append(&all, "\n", 1)) {
+		if (cw_buf_append(&all, "\n", 1)) {
 			ret = -ENOMEM;
 			audit_err(err, a->path, 0, "no memory to build the record");
 			goto out;
@@ -1390,7 +1529,6 @@ out:
 	if (ret < 0)
 		a->tail_known = false;
 	lock_file(a->wfd, LOCK_UN);
-	cw_buf_free(&line);
 	cw_buf_free(&all);
 	return ret;
 }
@@ -1398,9 +1536,11 @@ out:
 int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
 			 size_t n, unsigned flags, struct cw_error *err)
 {
-	struct cw_buf *mids;
+	struct mids m = { 0 };
+	struct heads h = { 0 };
 	uint64_t ticket;
-	size_t i, done = 0;
+	size_t i, done = 0, len;
+	const char *mid;
 	int ret = 0;
 
 	if (!n)
@@ -1409,14 +1549,16 @@ int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
 		audit_err(err, a ? a->path : "", 0, "too many records at once");
 		return -E2BIG;
 	}
-	mids = calloc(n, sizeof(*mids));
-	if (!mids) {
+	m.end = calloc(n, sizeof(*m.end));
+	if (!m.end) {
 		audit_err(err, a ? a->path : "", 0, "no memory");
 		return -ENOMEM;
 	}
-	for (i = 0; i < n && !ret; i++)
-		ret = prepare_record(a, recs[i].type, recs[i].invocation,
-				     recs[i].fields, &mids[i], err);
+	for (i = 0; i < n && !ret; i++) {
+		ret = prepare_record(a, &h, recs[i].type, recs[i].invocation,
+				     recs[i].fields, &m.text, err);
+		m.end[i] = m.text.len;
+	}
 	if (ret)
 		goto out;
 	ret = -pthread_mutex_lock(&a->lock);
@@ -1426,9 +1568,11 @@ int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
 		goto out;
 	}
 	while (done < n) {
-		ret = append_batch(a, mids + done, n - done, err);
-		if (ret == 0)	/* a rotation: this record on its own */
-			ret = append_record(a, &mids[done], err) ?: 1;
+		ret = append_batch(a, &m, done, n - done, err);
+		if (ret == 0) {	/* a rotation: this record on its own */
+			mid = mid_at(&m, done, &len);
+			ret = append_record(a, mid, len, err) ?: 1;
+		}
 		if (ret < 0)
 			break;
 		done += (size_t)ret;
@@ -1439,9 +1583,9 @@ int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
 	if (!ret && !(flags & CW_AUDIT_DEFER_SYNC))
 		ret = sync_through(a, ticket, err);
 out:
-	for (i = 0; i < n; i++)
-		cw_buf_free(&mids[i]);
-	free(mids);
+	heads_free(&h);
+	cw_buf_free(&m.text);
+	free(m.end);
 	return ret;
 }
 

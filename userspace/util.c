@@ -91,7 +91,7 @@ int64_t cw_mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-void cw_format_ts(int64_t us, char *buf, size_t len)
+static void format_ts_slow(int64_t us, char *buf, size_t len)
 {
 	time_t secs = (time_t)(us / 1000000);
 	struct tm tm;
@@ -102,7 +102,48 @@ void cw_format_ts(int64_t us, char *buf, size_t len)
 	snprintf(buf, len, "%s.%06lldZ", base, (long long)(us % 1000000));
 }
 
-int cw_buf_append(struct cw_buf *b, const void *p, size_t n)
+void cw_format_ts(int64_t us, char *buf, size_t len)
+{
+	/* Records come thousands a second: each thread formats the date
+	 * and time once a second and only the microseconds each time. */
+	static __thread int64_t cached_sec = -1;
+	static __thread char base[32];
+	static __thread size_t base_len;
+	int64_t frac = us % 1000000;
+	int i;
+
+	if (us < 0) {
+		format_ts_slow(us, buf, len);
+		return;
+	}
+	if (us / 1000000 != cached_sec) {
+		time_t secs = (time_t)(us / 1000000);
+		struct tm tm;
+
+		cached_sec = -1;
+		if (!gmtime_r(&secs, &tm))
+			goto slow;
+		base_len = strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S",
+				    &tm);
+		if (!base_len)
+			goto slow;
+		cached_sec = us / 1000000;
+	}
+	/* ".123456Z" and the NUL must fit, else snprintf truncates */
+	if (base_len + 9 > len)
+		goto slow;
+	memcpy(buf, base, base_len);
+	buf[base_len] = '.';
+	for (i = 6; i > 0; i--, frac /= 10)
+		buf[base_len + (size_t)i] = (char)('0' + frac % 10);
+	buf[base_len + 7] = 'Z';
+	buf[base_len + 8] = '\0';
+	return;
+slow:
+	format_ts_slow(us, buf, len);
+}
+
+int cw_buf_reserve(struct cw_buf *b, size_t n)
 {
 	if (b->len + n + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap : 256;
@@ -116,6 +157,13 @@ int cw_buf_append(struct cw_buf *b, const void *p, size_t n)
 		b->data = data;
 		b->cap = cap;
 	}
+	return 0;
+}
+
+int cw_buf_append(struct cw_buf *b, const void *p, size_t n)
+{
+	if (cw_buf_reserve(b, n))
+		return -ENOMEM;
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
 	b->data[b->len] = '\0';

@@ -51,6 +51,8 @@ struct cw_buf {
 	size_t cap;
 };
 int cw_buf_append(struct cw_buf *b, const void *p, size_t n); /* 0 / -ENOMEM */
+/* Room for n more bytes and a NUL after them: 0 / -ENOMEM. */
+int cw_buf_reserve(struct cw_buf *b, size_t n);
 void cw_buf_free(struct cw_buf *b);
 
 /* Random identifier of 16 hex chars prefixed by prefix ("inv-"). */

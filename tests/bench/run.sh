@@ -39,6 +39,12 @@ shm=$(mktemp -d /dev/shm/cmdwarden-bench.XXXXXX)
 rm -rf "$shm"
 
 echo
+echo "== kernel-event records: building and writing exec and file records in batches of 256, on tmpfs (CPU per event)"
+shm=$(mktemp -d /dev/shm/cmdwarden-bench.XXXXXX)
+"$B/bench/bench_events" "$shm" | tee "$work/events"
+rm -rf "$shm"
+
+echo
 echo "== denied syscalls answered and counted per second (sysprobe --flood 200000 unshare)"
 cat >"$work/flood.json" <<JSON
 {"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"user":"root",
@@ -66,7 +72,7 @@ for _ in 1 2 3 4 5; do
 	echo $(( ($(date +%s%N) - a) / 1000000 ))
 done | sort -n | sed -n 3p | sed 's/^/probe_ms /' | tee "$work/probe"
 
-get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-seccomp" "$work/lat-untraced" "$work/audit" "$work/audit-tmpfs" "$work/flood" "$work/trace" "$work/http" "$work/probe"; }
+get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-seccomp" "$work/lat-untraced" "$work/audit" "$work/audit-tmpfs" "$work/events" "$work/flood" "$work/trace" "$work/http" "$work/probe"; }
 ratio=$(awk -v a="$(get agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 ratio_tmpfs=$(awk -v a="$(get tmpfs_agent_call_median_us)" -v b="$(get tmpfs_bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 echo
@@ -94,6 +100,8 @@ printf '  %-40s %12s\n' "  each synced" "$(get audit_records_per_s_sync_each)"
 printf '  %-40s %12s\n' "  rotating every MiB" "$(get audit_records_per_s_rotating_1mib)"
 printf '  %-40s %12s\n' "  on tmpfs, synced per 100" "$(get tmpfs_audit_records_per_s_sync_per_100)"
 printf '  %-40s %12s\n' "audit verify, records/s" "$(get audit_verify_records_per_s)"
+printf '  %-40s %12s\n' "kernel-event records/s, one thread" "$(get events_per_s)"
+printf '  %-40s %12s\n' "  CPU per record (ns)" "$(get event_cpu_ns)"
 printf '  %-40s %12s\n' "seccomp denials answered/s" "$(get seccomp_denials_per_s)"
 printf '  %-40s %12s\n' "kernel events recorded/s (one call)" "$(get trace_events_per_s)"
 printf '  %-40s %12s   target %s\n' "  events lost at the default ring buffer" "$(get trace_events_lost)" "0"

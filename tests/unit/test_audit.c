@@ -1081,6 +1081,132 @@ static void test_batch(void **state)
 	free(path);
 }
 
+/* The line with its ts and prev values blanked: what two logs of the same
+ * records written at other times share. */
+static char *masked(const struct lines *l, size_t i)
+{
+	char *m = strdup(l->v[i]), *prev;
+
+	assert_non_null(m);
+	assert_memory_equal("{\"ts\":\"", m, 7);
+	memset(m + 7, 'T', 27);
+	prev = strstr(m, ",\"prev\":\"");
+	assert_non_null(prev);
+	memset(prev + 9, 'P', strlen(prev + 9) - 2);
+	return m;
+}
+
+/* Records of several types and calls, each written on its own and then as
+ * one batch: the same lines (but for ts and prev), each exactly as
+ * jansson serializes the record, in a valid chain. Batches reuse the
+ * serialized type and invocation of earlier records of the batch. */
+static void test_batch_mixed_heads(void **state)
+{
+	static const char *const types[] = { "exec", "file", "process" };
+	static const char *const invs[] = {
+		"inv-1", "inv-2", NULL, "inv-\"q\"\\", "inv-\xc3\xa9", "inv-3",
+	};
+	char *dir = *state, *p1 = join(dir, "single.jsonl"),
+	     *p2 = join(dir, "batch.jsonl");
+	struct cw_audit_rec recs[40];
+	/* the same text in other buffers, so only contents can match */
+	char type_copy[40][16];
+	struct cw_audit *a1, *a2;
+	struct cw_error err;
+	struct lines l1, l2;
+	uint64_t n = 0;
+	size_t i;
+
+	a1 = cw_audit_open(p1, &err);
+	a2 = cw_audit_open(p2, &err);
+	assert_non_null(a1);
+	assert_non_null(a2);
+	for (i = 0; i < CW_ARRAY_SIZE(recs); i++) {
+		/* more distinct pairs than are kept, coming back to
+		 * earlier ones */
+		snprintf(type_copy[i], sizeof(type_copy[i]), "%s",
+			 types[(i / 2) % CW_ARRAY_SIZE(types)]);
+		recs[i].type = i % 3 ? type_copy[i] :
+				       types[(i / 2) % CW_ARRAY_SIZE(types)];
+		recs[i].invocation = invs[(i * 7 / 5) % CW_ARRAY_SIZE(invs)];
+		switch (i % 4) {
+		case 0:
+			recs[i].fields = NULL;
+			break;
+		case 1:
+			recs[i].fields = json_object();
+			break;
+		default:
+			recs[i].fields = json_pack(
+				"{s:i, s:s, s:[s,s], s:{s:b}}", "pid", (int)i,
+				"path", "/tmp/\"x\"\n\xc3\xa9", "argv", "cat",
+				"\t", "o", "k", 1);
+		}
+		assert_true(i % 4 == 0 || recs[i].fields);
+		assert_int_equal(0, cw_audit_write_flags(
+					    a1, recs[i].type, recs[i].invocation,
+					    recs[i].fields, CW_AUDIT_DEFER_SYNC,
+					    &err));
+	}
+	assert_int_equal(0, cw_audit_write_batch(a2, recs, 17, 0, &err));
+	assert_int_equal(0, cw_audit_write_batch(a2, recs + 17,
+						 CW_ARRAY_SIZE(recs) - 17, 0,
+						 &err));
+	cw_audit_close(a1);
+	cw_audit_close(a2);
+
+	lines_read(p1, &l1);
+	lines_read(p2, &l2);
+	assert_int_equal(CW_ARRAY_SIZE(recs), l1.n);
+	assert_int_equal(CW_ARRAY_SIZE(recs), l2.n);
+	check_chain(&l2, 0, 1, "");
+	for (i = 0; i < l1.n; i++) {
+		char *m1 = masked(&l1, i), *m2 = masked(&l2, i), *dump;
+		json_t *o = parse_line(&l2, i);
+
+		assert_string_equal(m1, m2);
+		dump = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		assert_non_null(dump);
+		assert_string_equal(dump, l2.v[i]);
+		assert_string_equal(recs[i].type, json_string_value(
+							  json_object_get(o, "type")));
+		if (recs[i].invocation)
+			assert_string_equal(recs[i].invocation,
+					    json_string_value(json_object_get(
+						    o, "invocation")));
+		else
+			assert_null(json_object_get(o, "invocation"));
+		free(dump);
+		free(m1);
+		free(m2);
+		json_decref(o);
+	}
+	assert_int_equal(0, cw_audit_verify(p2, &n, &err));
+	assert_int_equal(CW_ARRAY_SIZE(recs), n);
+
+	/* A pair not valid UTF-8 after valid ones refuses the batch. */
+	a2 = cw_audit_open(p2, &err);
+	assert_non_null(a2);
+	recs[1].invocation = "inv-\xff";
+	assert_int_equal(-EINVAL, cw_audit_write_batch(a2, recs, 3, 0, &err));
+	assert_non_null(strstr(err.text, "invocation id is not valid UTF-8"));
+	recs[1].invocation = "inv-1";
+	recs[2].type = "fi\xffle";
+	assert_int_equal(-EINVAL, cw_audit_write_batch(a2, recs, 3, 0, &err));
+	assert_non_null(strstr(err.text, "record type is not valid UTF-8"));
+	cw_audit_close(a2);
+	lines_free(&l2);
+	lines_read(p2, &l2);
+	assert_int_equal(CW_ARRAY_SIZE(recs), l2.n);
+
+	for (i = 0; i < CW_ARRAY_SIZE(recs); i++)
+		json_decref(recs[i].fields);
+	lines_free(&l1);
+	lines_free(&l2);
+	free(p1);
+	free(p2);
+}
+
 static void test_rotation_keeps_chain(void **state)
 {
 	char *dir = *state, *path = join(dir, "audit.jsonl");
@@ -1486,6 +1612,7 @@ int main(void)
 		DIR_TEST(test_oversized_record_refused),
 		DIR_TEST(test_rotation_keeps_chain),
 		DIR_TEST(test_batch),
+		DIR_TEST(test_batch_mixed_heads),
 		DIR_TEST(test_rotation_with_forked_writers),
 		DIR_TEST(test_verify_across_rotation),
 		DIR_TEST(test_rotation_after_torn_tail),

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "unit.h"
 #include "util.h"
@@ -13,6 +16,70 @@ static void test_format_ts(void **state)
 	assert_string_equal("2025-11-29T21:18:13.123456Z", buf);
 	cw_format_ts(5, buf, sizeof(buf));
 	assert_string_equal("1970-01-01T00:00:00.000005Z", buf);
+}
+
+/* What cw_format_ts must give, by the plain route. */
+static void ts_ref(int64_t us, char *buf, size_t len)
+{
+	time_t secs = (time_t)(us / 1000000);
+	struct tm tm;
+	char base[32];
+
+	assert_non_null(gmtime_r(&secs, &tm));
+	assert_true(strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm) > 0);
+	snprintf(buf, len, "%s.%06lldZ", base, (long long)(us % 1000000));
+}
+
+static void *format_other_second(void *arg)
+{
+	char *buf = arg;
+
+	cw_format_ts(1000000000000000LL, buf, 40);
+	return NULL;
+}
+
+/* The date and time are kept from one call to the next within a second:
+ * crossing seconds, minutes, days and years, forwards and back, and with
+ * another thread in another second, each result is the plain one. */
+static void test_format_ts_seconds(void **state)
+{
+	static const int64_t at[] = {
+		1764451093999999LL, 1764451094000000LL, 1764451094000001LL,
+		1764451093000000LL, 1764547199999999LL, 1764547200000000LL,
+		1767225599999999LL, 1767225600000000LL, 1767225599500000LL,
+		0,		    999999,		1000000,
+		1764451094123456LL, 1764451094000010LL, 1764451094999999LL,
+	};
+	char got[40], want[40], other[40];
+	pthread_t t;
+	size_t i;
+	int64_t us;
+
+	(void)state;
+	for (i = 0; i < CW_ARRAY_SIZE(at); i++) {
+		cw_format_ts(at[i], got, sizeof(got));
+		ts_ref(at[i], want, sizeof(want));
+		assert_string_equal(want, got);
+		if (i == 4) {
+			assert_int_equal(0, pthread_create(&t, NULL,
+							   format_other_second,
+							   other));
+			assert_int_equal(0, pthread_join(t, NULL));
+			assert_string_equal("2001-09-09T01:46:40.000000Z", other);
+		}
+	}
+	/* one step of 0.37 s at a time across two days */
+	for (us = 1764460800000000LL - 86400000000LL;
+	     us < 1764460800000000LL + 86400000000LL; us += 370000) {
+		cw_format_ts(us, got, sizeof(got));
+		ts_ref(us, want, sizeof(want));
+		assert_string_equal(want, got);
+	}
+	/* too small a buffer: cut short like snprintf, still terminated */
+	cw_format_ts(1764451094000001LL, got, 20);
+	assert_string_equal("2025-11-29T21:18:14", got);
+	cw_format_ts(1764451094000001LL, got, 27);
+	assert_string_equal("2025-11-29T21:18:14.000001", got);
 }
 
 static void test_diag_format(void **state)
@@ -71,6 +138,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_format_ts),
+		cmocka_unit_test(test_format_ts_seconds),
 		cmocka_unit_test(test_diag_format),
 		cmocka_unit_test(test_buf_grows),
 		cmocka_unit_test(test_random_ids_differ),
