@@ -615,14 +615,22 @@ struct dump_to {
 	bool nomem;
 };
 
+/* Called for every token: a copy, and a grown buffer only now and then. */
 static int dump_cb(const char *p, size_t n, void *data)
 {
 	struct dump_to *d = data;
+	struct cw_buf *b = d->b;
 
-	if (cw_buf_append(d->b, p, n)) {
+	if (b->cap - b->len <= n && cw_buf_reserve(b, n)) {
 		d->nomem = true;
 		return -1;
 	}
+	/* most tokens are one character: no call for those */
+	if (n == 1)
+		b->data[b->len] = *p;
+	else
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
 	return 0;
 }
 
@@ -632,10 +640,13 @@ static int dump_cb(const char *p, size_t n, void *data)
 static int append_json(struct cw_buf *b, const json_t *j, size_t flags)
 {
 	struct dump_to d = { .b = b };
+	int ret = 0;
 
-	if (!json_dump_callback(j, dump_cb, &d, flags))
-		return 0;
-	return d.nomem ? -ENOMEM : -EINVAL;
+	if (json_dump_callback(j, dump_cb, &d, flags))
+		ret = d.nomem ? -ENOMEM : -EINVAL;
+	if (b->data)
+		b->data[b->len] = '\0';
+	return ret;
 }
 
 /* Appends s as a JSON string; -EINVAL when it is not UTF-8. */
@@ -1338,6 +1349,27 @@ int cw_audit_write(struct cw_audit *a, const char *type,
 	return cw_audit_write_flags(a, type, invocation, fields, 0, err);
 }
 
+/* Whether an object uses a name reserved[] keeps for the log: one pass
+ * over its keys rather than a lookup of each name. */
+static bool has_reserved(json_t *fields)
+{
+	const char *k;
+	size_t i, len;
+	void *it;
+
+	for (it = json_object_iter(fields); it;
+	     it = json_object_iter_next(fields, it)) {
+		k = json_object_iter_key(it);
+		len = json_object_iter_key_len(it);
+		for (i = 0; i < CW_ARRAY_SIZE(reserved); i++)
+			if (k[0] == reserved[i][0] &&
+			    len == strlen(reserved[i]) &&
+			    !memcmp(k, reserved[i], len))
+				return true;
+	}
+	return false;
+}
+
 /* Checks a record and appends its middle (type, invocation, fields) to
  * mid. */
 static int prepare_record(struct cw_audit *a, struct heads *h,
@@ -1360,7 +1392,8 @@ static int prepare_record(struct cw_audit *a, struct heads *h,
 			  "record fields must be a JSON object");
 		goto out;
 	}
-	for (i = 0; fields && i < CW_ARRAY_SIZE(reserved); i++) {
+	for (i = 0; fields && has_reserved(fields) &&
+		    i < CW_ARRAY_SIZE(reserved); i++) {
 		if (json_object_get(fields, reserved[i])) {
 			ret = -EINVAL;
 			audit_err(err, a->path, 0,

@@ -239,6 +239,49 @@ const char *cw_trace_event_type(const struct cw_trace_event *ev)
 	}
 }
 
+/*
+ * The words records repeat (sources, operations, flags), made once and
+ * shared by every record that names them: a reference instead of two
+ * allocations and a UTF-8 check each. jansson counts references
+ * atomically, so records on several threads may hold them.
+ */
+static const char *const words[] = {
+	"bpf",	  "fanotify", "open",	   "unlink",   "rmdir",	  "rename",
+	"chmod",  "chown",    "modify",	   "close_write", "fork", "exit",
+	"rdonly", "wronly",   "rdwr",	   "creat",    "excl",	  "trunc",
+	"append", "directory", "nofollow", "cloexec",  "path",	  "tmpfile",
+};
+static json_t *word_vals[CW_ARRAY_SIZE(words)];
+static pthread_once_t words_once = PTHREAD_ONCE_INIT;
+
+static void words_init(void)
+{
+	size_t i;
+
+	for (i = 0; i < CW_ARRAY_SIZE(words); i++)
+		word_vals[i] = json_string_nocheck(words[i]);
+}
+
+/* s as a JSON string, shared when it is one of words. New reference. */
+static json_t *word(const char *s)
+{
+	size_t i;
+
+	if (!s)
+		return NULL;
+	pthread_once(&words_once, words_init);
+	for (i = 0; i < CW_ARRAY_SIZE(words); i++)
+		if (words[i][0] == s[0] && word_vals[i] && !strcmp(words[i], s))
+			return json_incref(word_vals[i]);
+	return json_string(s);
+}
+
+/* Record keys are ASCII literals: no UTF-8 check needed. */
+static int put(json_t *o, const char *key, json_t *v)
+{
+	return json_object_set_new_nocheck(o, key, v);
+}
+
 /* O_* flags as words, so a reader need not decode numbers. */
 static json_t *open_flags(uint32_t f)
 {
@@ -254,12 +297,12 @@ static json_t *open_flags(uint32_t f)
 
 	if (!a)
 		return NULL;
-	json_array_append_new(a, json_string((f & O_ACCMODE) == O_RDWR ? "rdwr" :
-					     (f & O_ACCMODE) == O_WRONLY ? "wronly" :
-									   "rdonly"));
+	json_array_append_new(a, word((f & O_ACCMODE) == O_RDWR ? "rdwr" :
+				      (f & O_ACCMODE) == O_WRONLY ? "wronly" :
+								    "rdonly"));
 	for (i = 0; i < CW_ARRAY_SIZE(bits); i++)
 		if ((f & bits[i].bit) == bits[i].bit)
-			json_array_append_new(a, json_string(bits[i].name));
+			json_array_append_new(a, word(bits[i].name));
 	return a;
 }
 
@@ -310,18 +353,18 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 
 	if (!o)
 		return NULL;
-	json_object_set_new(o, "source", json_string(ev->source));
-	json_object_set_new(o, "pid", json_integer(ev->pid));
+	put(o, "source", word(ev->source));
+	put(o, "pid", json_integer(ev->pid));
 	if (ev->tid && ev->tid != ev->pid)
-		json_object_set_new(o, "tid", json_integer(ev->tid));
-	json_object_set_new(o, "comm", bytes_str(ev->comm));
+		put(o, "tid", json_integer(ev->tid));
+	put(o, "comm", bytes_str(ev->comm));
 	if (!strcmp(ev->source, "bpf"))
-		json_object_set_new(o, "uid", json_integer(ev->uid));
+		put(o, "uid", json_integer(ev->uid));
 	switch (ev->kind) {
 	case CW_TRACE_EXEC:
 		if (!strcmp(ev->source, "bpf"))
-			json_object_set_new(o, "ppid", json_integer(ev->ppid));
-		json_object_set_new(o, "filename", bytes_str(ev->filename));
+			put(o, "ppid", json_integer(ev->ppid));
+		put(o, "filename", bytes_str(ev->filename));
 		if (ev->argv) {
 			json_t *a = argv_json(ev->argv, ev->argv_len);
 			size_t i;
@@ -336,57 +379,53 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 				a = json_array();
 				json_array_append_new(a, bytes_str(ev->argv));
 			}
-			json_object_set_new(o, "argv", a);
+			put(o, "argv", a);
 		}
 		if (ev->path_truncated)
-			json_object_set_new(o, "filename_truncated", json_true());
+			put(o, "filename_truncated", json_true());
 		if (ev->argv_truncated)
-			json_object_set_new(o, "argv_truncated", json_true());
+			put(o, "argv_truncated", json_true());
 		break;
 	case CW_TRACE_FORK:
-		json_object_set_new(o, "event", json_string("fork"));
-		json_object_set_new(o, "child", json_integer(ev->child));
+		put(o, "event", word("fork"));
+		put(o, "child", json_integer(ev->child));
 		break;
 	case CW_TRACE_EXIT:
-		json_object_set_new(o, "event", json_string("exit"));
-		json_object_set_new(o, "exit_code", json_integer(ev->exit_code));
-		json_object_set_new(o, "signal", json_integer(ev->exit_signal));
+		put(o, "event", word("exit"));
+		put(o, "exit_code", json_integer(ev->exit_code));
+		put(o, "signal", json_integer(ev->exit_signal));
 		break;
 	case CW_TRACE_FILE:
-		json_object_set_new(o, "op", json_string(ev->op));
-		json_object_set_new(o, "path", bytes_str(ev->path));
+		put(o, "op", word(ev->op));
+		put(o, "path", bytes_str(ev->path));
 		if (ev->path_truncated)
-			json_object_set_new(o, "path_truncated", json_true());
+			put(o, "path_truncated", json_true());
 		if (ev->dirfd != -100)
-			json_object_set_new(o, "dirfd", json_integer(ev->dirfd));
+			put(o, "dirfd", json_integer(ev->dirfd));
 		if (ev->path2) {
-			json_object_set_new(o, "path2", bytes_str(ev->path2));
+			put(o, "path2", bytes_str(ev->path2));
 			if (ev->path2_truncated)
-				json_object_set_new(o, "path2_truncated",
-						    json_true());
+				put(o, "path2_truncated", json_true());
 			if (ev->dirfd2 != -100)
-				json_object_set_new(o, "dirfd2",
-						    json_integer(ev->dirfd2));
+				put(o, "dirfd2", json_integer(ev->dirfd2));
 		}
 		if (!strcmp(ev->op, "open") && ev->has_ret) {
-			json_object_set_new(o, "flags", open_flags(ev->flags));
+			put(o, "flags", open_flags(ev->flags));
 			if (ev->flags & O_CREAT)
-				json_object_set_new(o, "mode",
-						    json_integer(ev->mode));
+				put(o, "mode", json_integer(ev->mode));
 		} else if (!strcmp(ev->op, "chmod")) {
-			json_object_set_new(o, "mode", json_integer(ev->mode));
+			put(o, "mode", json_integer(ev->mode));
 		} else if (!strcmp(ev->op, "chown")) {
-			json_object_set_new(o, "owner", json_integer(ev->owner));
-			json_object_set_new(o, "group", json_integer(ev->group));
+			put(o, "owner", json_integer(ev->owner));
+			put(o, "group", json_integer(ev->group));
 		} else if (ev->flags) {
-			json_object_set_new(o, "flags", json_integer(ev->flags));
+			put(o, "flags", json_integer(ev->flags));
 		}
 		if (ev->has_ret) {
-			json_object_set_new(o, "result",
-					    json_integer(ev->ret < 0 ? -1 : ev->ret));
+			put(o, "result", json_integer(ev->ret < 0 ? -1 : ev->ret));
 			if (ev->ret < 0)
-				json_object_set_new(o, "error",
-						    json_string(strerror((int)-ev->ret)));
+				put(o, "error",
+				    json_string(strerror((int)-ev->ret)));
 		}
 		break;
 	}

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,89 @@ static void test_decode_file(void **state)
 	assert_int_equal(0644, json_integer_value(json_object_get(j, "mode")));
 	assert_int_equal(3, json_integer_value(json_object_get(j, "result")));
 	json_decref(j);
+}
+
+/* Two typical events and their records as the audit log writes them. */
+static void typical(bool open, struct cw_trace_event *ev, const char **want)
+{
+	static const char argv[] = "cat\0/etc/hostname";
+
+	memset(ev, 0, sizeof(*ev));
+	ev->source = "bpf";
+	ev->pid = ev->tid = 7;
+	ev->uid = 1000;
+	ev->dirfd = ev->dirfd2 = -100;
+	if (open) {
+		ev->kind = CW_TRACE_FILE;
+		strcpy(ev->comm, "cat");
+		ev->op = "open";
+		ev->path = "/etc/hostname";
+		ev->flags = O_RDONLY | O_CLOEXEC;
+		ev->ret = 3;
+		ev->has_ret = true;
+		*want = "{\"source\":\"bpf\",\"pid\":7,\"comm\":\"cat\",\"uid\":1000,"
+			"\"op\":\"open\",\"path\":\"/etc/hostname\","
+			"\"flags\":[\"rdonly\",\"cloexec\"],\"result\":3}";
+	} else {
+		ev->kind = CW_TRACE_EXEC;
+		strcpy(ev->comm, "bash");
+		ev->ppid = 6;
+		ev->filename = "/usr/bin/cat";
+		ev->argv = argv;
+		ev->argv_len = sizeof(argv);
+		*want = "{\"source\":\"bpf\",\"pid\":7,\"comm\":\"bash\",\"uid\":1000,"
+			"\"ppid\":6,\"filename\":\"/usr/bin/cat\","
+			"\"argv\":[\"cat\",\"/etc/hostname\"]}";
+	}
+}
+
+static void *records_loop(void *arg)
+{
+	struct cw_trace_event ev;
+	const char *want;
+	json_t *j[8];
+	char *text;
+	int i, k;
+
+	for (i = 0; i < 500; i++) {
+		for (k = 0; k < 8; k++) {
+			typical(k % 2, &ev, &want);
+			j[k] = cw_trace_event_json(&ev);
+			if (!j[k])
+				return "no record";
+		}
+		/* freed in another order than made */
+		for (k = 7; k >= 0; k--) {
+			typical(k % 2, &ev, &want);
+			text = json_dumps(j[k], JSON_COMPACT | JSON_PRESERVE_ORDER);
+			if (!text || strcmp(want, text)) {
+				free(text);
+				return "wrong text";
+			}
+			free(text);
+			json_decref(j[k]);
+		}
+	}
+	return arg;
+}
+
+/* Records share the words they repeat (source, op, flags): made and freed
+ * on several threads at once, each keeps its exact text. */
+static void test_event_json_text(void **state)
+{
+	pthread_t t[4];
+	void *ret;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 4; i++)
+		assert_int_equal(0, pthread_create(&t[i], NULL, records_loop,
+						   NULL));
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(0, pthread_join(t[i], &ret));
+		if (ret)
+			fail_msg("thread %d: %s", i, (const char *)ret);
+	}
 }
 
 static void test_decode_rejects(void **state)
@@ -771,6 +855,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_exec),
 		cmocka_unit_test(test_decode_file),
+		cmocka_unit_test(test_event_json_text),
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_bad_ringbuf),
 		cmocka_unit_test_setup(test_tracepoints, reset),
