@@ -624,6 +624,34 @@ fail:
 			    "could not start the call: out of resources");
 }
 
+/*
+ * Whether the policy refuses this call whatever the counters say. Such a
+ * call launches nothing and asks no one, so it is answered on the
+ * transport's thread: a thread of its own would cost more than the
+ * decision and its audit record. Only a routing hint: the call itself is
+ * decided again, in full, by the engine.
+ */
+static bool refused_outright(struct cw_mcp *m, json_t *params)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	json_t *args = json_object_get(params, "arguments");
+	struct cw_verdict v;
+	struct cw_rules *rules;
+	struct cw_call call;
+	int ret;
+
+	if (!name || (args && !json_is_object(args)))
+		return true;	/* answered at once with an error */
+	call.tool = name;
+	call.args = args;
+	call.grant = m->grant;
+	call.session = m->session;
+	rules = rules_now(m);
+	ret = cw_decide(cw_rules_policy(rules), &call, NULL, cw_now_us(), &v);
+	cw_rules_put(rules);
+	return ret == 0 && v.kind == CW_VERDICT_DENY;
+}
+
 /* A request id must be a string or an integer (JSON-RPC; MCP forbids null). */
 static bool valid_id(json_t *id)
 {
@@ -690,8 +718,9 @@ json_t *cw_mcp_handle(struct cw_mcp *m, json_t *msg)
 		return result(id, json_pack("{s:o}", "tools", tools));
 	}
 	if (strcmp(method, "tools/call") == 0)
-		return m->out.send ? dispatch(m, id, params) :
-				     do_call(m, id, params, NULL);
+		return m->out.send && !refused_outright(m, params) ?
+			       dispatch(m, id, params) :
+			       do_call(m, id, params, NULL);
 	return cw_mcp_error(id, CW_JSONRPC_METHOD_NOT_FOUND,
 			    "method \"%.100s\" not found", method);
 }
