@@ -8,8 +8,11 @@
  *
  * `sysprobe --flood N NAME` calls NAME N times and prints how many calls
  * failed with EPERM: a flood of denials for the audit tests.
+ * `sysprobe --opens N PATH` opens and closes PATH N times as fast as it
+ * can: a burst of kernel events faster than any shell loop.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,12 +59,30 @@ static int flood(long n, const char *name)
 	return 0;
 }
 
+static int opens(long n, const char *path)
+{
+	long i, failed = 0;
+	int fd;
+
+	for (i = 0; i < n; i++) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			failed++;
+		else
+			close(fd);
+	}
+	printf("opens %ld failed %ld\n", n, failed);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t g;
 
 	if (argc == 4 && strcmp(argv[1], "--flood") == 0)
 		return flood(strtol(argv[2], NULL, 10), argv[3]);
+	if (argc == 4 && strcmp(argv[1], "--opens") == 0)
+		return opens(strtol(argv[2], NULL, 10), argv[3]);
 
 	for (g = 0; g < cw_seccomp_ngroups; g++) {
 		const struct cw_seccomp_group *grp = &cw_seccomp_groups[g];

@@ -117,10 +117,17 @@ recs() {
 
 @test "tracepoints: a burst into a tiny ring buffer that may not pause the call is counted as lost, not hidden; by default the call is paused and loses none" {
 	trace_on
-	burst='for i in $(seq 20000); do : </etc/hostname; done; echo done'
-	mcp --trace-ringbuf 4 --trace-overflow drop -- "$(call_json 1 "$burst")"
+	# a C loop: faster than the agent writes records, so a 4 KiB ring fills
+	probe="$ROOT/build/tests/sysprobe"
+	cat >"$T/p.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "filesystem":{"exec":["/usr","/bin","$(dirname "$probe")"]}}}}}
+JSON
+	mcp --policy "$T/p.json" --trace-ringbuf 4 --trace-overflow drop -- \
+		"$(call_json 1 "$probe --opens 20000 /etc/hostname && echo done")"
 	inv=$(structured 1 invocation_id)
-	assert_equal "$(structured 1 stdout)" done
+	assert_equal "$(structured 1 stdout)" "opens 20000 failed 0
+done"
 	exit_rec=$(recs "$inv" 'select(.type == "exit")')
 	lost=$(jq -r '.events_lost' <<<"$exit_rec")
 	assert_equal "$(structured 1 audit.events_lost)" "$lost"
@@ -132,12 +139,13 @@ recs() {
 	# and audit stats reports them
 	assert_equal "$("$CW" audit stats --json "$AUDIT" | jq -r .events_lost)" "$lost"
 
-	# the twin: the same burst, twice the default ring buffer's worth of
-	# records, with the call paused whenever the ring is over half full
+	# the twin: the same burst with the defaults (1 MiB ring, pausing):
+	# the call waits whenever the ring is over half full, and loses nothing
 	rm -f "$AUDIT"
-	mcp -- "$(call_json 2 "$burst")"
+	mcp --policy "$T/p.json" -- "$(call_json 2 "$probe --opens 20000 /etc/hostname && echo done")"
 	inv=$(structured 2 invocation_id)
-	assert_equal "$(structured 2 stdout)" done
+	assert_equal "$(structured 2 stdout)" "opens 20000 failed 0
+done"
 	exit_rec=$(recs "$inv" 'select(.type == "exit")')
 	echo "# paused $(jq -r '.events.paused // 0' <<<"$exit_rec") times, $(jq -r '.events.paused_ms // 0' <<<"$exit_rec") ms" >&3
 	assert_equal "$(jq -r .events_lost <<<"$exit_rec")" 0
