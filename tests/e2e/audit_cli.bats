@@ -154,7 +154,7 @@ make_log() {
 	assert_equal "$(jq -r .records <<<"$output")" "$n"
 	assert_equal "$(jq -r .calls <<<"$output")" 2
 	for t in agent decision launch exit exec file process; do
-		assert_equal "$(jq -r ".by_type.$t" <<<"$output")" "$(jq -r "select(.type==\"$t\") | .seq" "$AUDIT" | wc -l)"
+		assert_equal "$(jq -r ".by_type.$t // 0" <<<"$output")" "$(jq -r "select(.type==\"$t\") | .seq" "$AUDIT" | wc -l)"
 	done
 	assert_equal "$(jq -r .decisions.allow <<<"$output")" 2
 	assert_equal "$(jq -r .decisions.deny <<<"$output")" 1
