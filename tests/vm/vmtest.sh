@@ -9,7 +9,7 @@
 # time.
 #   vmtest.sh BUILD_DIR
 # Environment: VMTEST_KERNEL_PKG (a linux-image-* package, default: what
-# linux-image-cloud-amd64 depends on), VMTEST_TIMEOUT (seconds, 3600),
+# linux-image-cloud-amd64 depends on), VMTEST_TIMEOUT (seconds, 4200),
 # VMTEST_MEM (MiB, 2048), VMTEST_CPUS (2), VMTEST_PASSES ("full e2b"),
 # VMTEST_FILTER (a regex without spaces: only the tests it matches, bats -f).
 #
@@ -27,7 +27,7 @@ cd "$(dirname "$0")/../.."
 
 BUILD=${1:-build}
 VM=$BUILD/vm
-TIMEOUT=${VMTEST_TIMEOUT:-3600}
+TIMEOUT=${VMTEST_TIMEOUT:-4200}
 MEM=${VMTEST_MEM:-2048}
 CPUS=${VMTEST_CPUS:-2}
 PASSES=${VMTEST_PASSES:-full e2b}
