@@ -330,24 +330,51 @@ static int follow_read(int fd, char **pend, size_t *npend)
 	}
 }
 
-/* The file of the set that comes after the one fd holds, opened. */
+/*
+ * The file of the set that comes after the one fd holds, opened. The one
+ * fd holds is found in the listing by inode; the next is opened by name
+ * (its number plus one) rather than taken from the listing, because a
+ * directory read while a rotation links and renames files may miss an
+ * entry. The listing's next file is the fallback (a file removed by hand).
+ */
 static int next_in_set(const char *path, int fd)
 {
 	struct stat fst, st;
-	char **files = NULL;
-	size_t n = 0, i;
-	int nfd = -1;
+	char **files = NULL, *name = NULL, *end;
+	size_t n = 0, i, plen = strlen(path);
+	int nfd = -1, tries;
+	long k;
 
-	if (fstat(fd, &fst) || cw_audit_files(path, &files, &n, NULL))
+	if (fstat(fd, &fst))
 		return open(path, O_RDONLY | O_CLOEXEC);
-	for (i = 0; i + 1 < n; i++) {
-		if (!stat(files[i], &st) && st.st_ino == fst.st_ino &&
-		    st.st_dev == fst.st_dev) {
-			nfd = open(files[i + 1], O_RDONLY | O_CLOEXEC);
+	for (tries = 0; tries < 5 && nfd < 0; tries++) {
+		if (cw_audit_files(path, &files, &n, NULL))
+			break;
+		for (i = 0; i + 1 < n; i++) {
+			if (stat(files[i], &st) || st.st_ino != fst.st_ino ||
+			    st.st_dev != fst.st_dev)
+				continue;
+			k = strncmp(files[i], path, plen) || files[i][plen] != '.' ?
+				    -1 : strtol(files[i] + plen + 1, &end, 10);
+			if (k > 0 && !*end && asprintf(&name, "%s.%ld", path,
+							 k + 1) >= 0) {
+				nfd = open(name, O_RDONLY | O_CLOEXEC);
+				free(name);
+				name = NULL;
+			}
+			if (nfd < 0)
+				nfd = open(files[i + 1], O_RDONLY | O_CLOEXEC);
 			break;
 		}
+		cw_audit_files_free(files, n);
+		files = NULL;
+		if (nfd < 0 && i + 1 >= n) {
+			/* not listed (yet): the listing may have missed it */
+			struct timespec nap = { 0, 10 * 1000 * 1000 };
+
+			nanosleep(&nap, NULL);
+		}
 	}
-	cw_audit_files_free(files, n);
 	/* Not in the set any more (moved away): go on with the current. */
 	return nfd >= 0 ? nfd : open(path, O_RDONLY | O_CLOEXEC);
 }
