@@ -169,6 +169,20 @@ static __always_inline void count_lost(struct trace_call *c)
 		*n += 1;
 }
 
+/* Waking the reader for each record costs the writing CPU an interrupt (a
+ * VM exit under virtualization) while the reader keeps up; instead the
+ * reader polls every few milliseconds and is woken at once only when 64 KiB
+ * have piled up. */
+#define WAKE_BYTES (64 * 1024)
+
+static __always_inline __u64 wake_flags(__u64 size)
+{
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	return avail < WAKE_BYTES && avail + size >= WAKE_BYTES ?
+		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
 /* Copies the first size bytes of a built record to the ring buffer;
  * counted as emitted or as lost. */
 static __always_inline void output(struct trace_call *c, void *rec,
@@ -179,7 +193,7 @@ static __always_inline void output(struct trace_call *c, void *rec,
 	barrier_var(size);
 	if (size > max)
 		return;
-	if (bpf_ringbuf_output(&events, rec, size, 0)) {
+	if (bpf_ringbuf_output(&events, rec, size, wake_flags(size))) {
 		count_lost(c);
 		return;
 	}
@@ -289,7 +303,7 @@ static __always_inline int proc_event(struct task_struct *task, __u8 kind)
 	e->child = kind == TRACE_FORK ? BPF_CORE_READ(task, tgid) : 0;
 	e->exit_code = kind == TRACE_EXIT ? BPF_CORE_READ(task, exit_code) : 0;
 	__sync_fetch_and_add(&c->emitted, 1);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wake_flags(sizeof(*e)));
 	return 0;
 }
 

@@ -46,6 +46,9 @@
  * another CPU (a reserved, uncommitted record holds back those after it). */
 #define END_WAIT_US 200000
 
+/* How often the reader looks for records that came without a wakeup. */
+#define POLL_MS 5
+
 /* Descriptors the loading child hands over, in this order. */
 enum {
 	FD_EVENTS = 0,
@@ -631,7 +634,15 @@ static void *reader(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (;;) {
-		n = epoll_wait(t->epfd, evs, (int)CW_ARRAY_SIZE(evs), -1);
+		int timeout;
+
+		/* While calls are traced, records arrive without a wakeup
+		 * (bpf/trace.bpf.c wakes only for a pile): poll for them;
+		 * idle, look once a second for a call that has begun. */
+		pthread_mutex_lock(&t->lock);
+		timeout = !t->rb ? -1 : t->calls ? POLL_MS : 1000;
+		pthread_mutex_unlock(&t->lock);
+		n = epoll_wait(t->epfd, evs, (int)CW_ARRAY_SIZE(evs), timeout);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
