@@ -456,6 +456,24 @@ static void progress_hook(void *ctx, int64_t elapsed_ms)
 		 f->id);
 }
 
+/* Fills call from tools/call params, for this session: NULL, or what is
+ * wrong with params (shared by the call and its routing check). */
+static const char *call_of(struct cw_mcp *m, json_t *params,
+			   struct cw_call *call)
+{
+	json_t *args = json_object_get(params, "arguments");
+
+	call->tool = json_string_value(json_object_get(params, "name"));
+	if (!json_is_object(params) || !call->tool)
+		return "tools/call needs params.name (a string)";
+	if (args && !json_is_object(args))
+		return "params.arguments must be an object";
+	call->args = args;
+	call->grant = m->grant;
+	call->session = m->session;
+	return NULL;
+}
+
 static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params,
 		       struct flight *f)
 {
@@ -463,22 +481,13 @@ static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params,
 	struct cw_call_result r;
 	struct cw_rules *rules;
 	struct cw_call call;
-	json_t *args, *res = NULL, *js;
-	const char *name;
+	json_t *res = NULL, *js;
+	const char *bad;
 	char *text;
 
-	name = json_string_value(json_object_get(params, "name"));
-	if (!json_is_object(params) || !name)
-		return cw_mcp_error(id, CW_JSONRPC_INVALID_PARAMS,
-				    "tools/call needs params.name (a string)");
-	args = json_object_get(params, "arguments");
-	if (args && !json_is_object(args))
-		return cw_mcp_error(id, CW_JSONRPC_INVALID_PARAMS,
-				    "params.arguments must be an object");
-	call.tool = name;
-	call.args = args;
-	call.grant = m->grant;
-	call.session = m->session;
+	bad = call_of(m, params, &call);
+	if (bad)
+		return cw_mcp_error(id, CW_JSONRPC_INVALID_PARAMS, "%s", bad);
 	if (f) {
 		hooks.cancel_fd = f->cancel_fd;
 		hooks.ask = ask_hook;
@@ -633,19 +642,13 @@ fail:
  */
 static bool refused_outright(struct cw_mcp *m, json_t *params)
 {
-	const char *name = json_string_value(json_object_get(params, "name"));
-	json_t *args = json_object_get(params, "arguments");
 	struct cw_verdict v;
 	struct cw_rules *rules;
 	struct cw_call call;
 	int ret;
 
-	if (!name || (args && !json_is_object(args)))
+	if (call_of(m, params, &call))
 		return true;	/* answered at once with an error */
-	call.tool = name;
-	call.args = args;
-	call.grant = m->grant;
-	call.session = m->session;
 	rules = rules_now(m);
 	ret = cw_decide(cw_rules_policy(rules), &call, NULL, cw_now_us(), &v);
 	cw_rules_put(rules);
