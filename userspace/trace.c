@@ -609,9 +609,9 @@ static void on_fan_unattributed(void *ctx, bool overflow)
 	pthread_mutex_unlock(&t->lock);
 }
 
-static void drain(struct cw_trace *t)
+/* Reads every source to its end and flushes the sinks; drain_lock held. */
+static void read_all(struct cw_trace *t)
 {
-	pthread_mutex_lock(&t->drain_lock);
 	if (t->rb) {
 		ring_buffer__consume(t->rb);
 		/* read to the end: nothing needs to wait any more */
@@ -620,6 +620,12 @@ static void drain(struct cw_trace *t)
 	if (t->fan)
 		cw_fanotify_read(t->fan, on_fan_event, on_fan_unattributed, t);
 	flush_sinks(t);
+}
+
+static void drain(struct cw_trace *t)
+{
+	pthread_mutex_lock(&t->drain_lock);
+	read_all(t);
 	pthread_mutex_unlock(&t->drain_lock);
 }
 
@@ -1054,14 +1060,7 @@ void cw_trace_call_end(struct cw_trace *t, struct cw_trace_call *c,
 		return;
 	pthread_mutex_lock(&t->drain_lock);
 	for (;;) {
-		if (t->rb) {
-			ring_buffer__consume(t->rb);
-			thaw_all(t);
-		}
-		if (t->fan)
-			cw_fanotify_read(t->fan, on_fan_event,
-					 on_fan_unattributed, t);
-		flush_sinks(t);
+		read_all(t);
 		if (!t->bpf)
 			break;
 		have = !bpf_map_lookup_elem(t->fd[FD_CALLS], &c->cgid, &cnt);
