@@ -242,13 +242,16 @@ start=$(date +%s)
 # TCG: this machine's /dev/kvm hangs nested guests. ttyS0 is the console
 # (kernel messages, init's progress); ttyS1 carries only the results, so no
 # kernel message can land inside TAP. -no-reboot turns the guest's final
-# reboot into qemu's exit.
+# reboot into qemu's exit. A kernel stuck in a loop (soft lockup) panics at
+# once with every CPU's stack on the console (loglevel 5 shows the stacks)
+# instead of idling until the time limit; the threshold is 2 x 60 s, well
+# above the stalls a loaded host can cause an emulated CPU.
 # timeout runs in a process group of its own: stop it with this script.
 timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -smp "$CPUS" -m "$MEM" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$KERNEL" -initrd "$VM/initrd.cpio" \
-	-append "console=ttyS0 loglevel=4 panic=-1 rdinit=/init mitigations=off vmtest.passes=${PASSES// /,}${FILTER:+ vmtest.filter=$FILTER}" \
+	-append "console=ttyS0 loglevel=5 panic=-1 watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=1 rdinit=/init mitigations=off vmtest.passes=${PASSES// /,}${FILTER:+ vmtest.filter=$FILTER}" \
 	-chardev file,id=con,path="$VM/console.log" -serial chardev:con \
 	-chardev file,id=res,path="$VM/results.log" -serial chardev:res &
 qpid=$!
@@ -305,6 +308,11 @@ if [ "${#problems[@]}" -gt 0 ]; then
 	printf '#   %s\n' "${problems[@]}"
 	echo "# last lines of the VM console ($VM/console.log):"
 	tail -n 30 "$VM/console.log" 2>/dev/null | tr -d '\r' | sed 's/^/#   /'
+	# a kernel's own report (lockup, oops, panic) is worth more than the tail
+	if grep -qE 'BUG:|Oops|Kernel panic|Call Trace' "$VM/console.log" 2>/dev/null; then
+		echo "# kernel reports on the VM console:"
+		tr -d '\r' <"$VM/console.log" | grep -m1 -A200 -E 'BUG:|Oops|Kernel panic|Call Trace' | sed 's/^/#   /'
+	fi
 fi
 echo "# vmtest: Linux $KVER, wall time ${elapsed}s"
 echo "$passed passed, $failed failed, $skipped skipped"
