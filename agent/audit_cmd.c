@@ -340,8 +340,8 @@ static int follow_read(int fd, char **pend, size_t *npend)
 static int next_in_set(const char *path, int fd)
 {
 	struct stat fst, st;
-	char **files = NULL, *name = NULL, *end;
-	size_t n = 0, i, plen = strlen(path);
+	char **files = NULL, *name = NULL;
+	size_t n = 0, i;
 	int nfd = -1, tries;
 	long k;
 
@@ -354,10 +354,8 @@ static int next_in_set(const char *path, int fd)
 			if (stat(files[i], &st) || st.st_ino != fst.st_ino ||
 			    st.st_dev != fst.st_dev)
 				continue;
-			k = strncmp(files[i], path, plen) || files[i][plen] != '.' ?
-				    -1 : strtol(files[i] + plen + 1, &end, 10);
-			if (k > 0 && !*end && asprintf(&name, "%s.%ld", path,
-							 k + 1) >= 0) {
+			k = cw_audit_rotated_index(files[i], path);
+			if (k > 0 && asprintf(&name, "%s.%ld", path, k + 1) >= 0) {
 				nfd = open(name, O_RDONLY | O_CLOEXEC);
 				free(name);
 				name = NULL;

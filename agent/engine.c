@@ -1866,7 +1866,9 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 			   sizeof(r->message)) < 0)
 		invalid = true;
 
-	if (!invalid) {
+	if (!invalid && h && h->decided) {
+		r->verdict = *h->decided;
+	} else if (!invalid) {
 		/* No counter view: the reservation below checks the limits
 		 * and records the call in one transaction. */
 		ret = cw_decide(ru->policy, call, NULL, now, &r->verdict);

@@ -133,6 +133,9 @@ struct cw_call_hooks {
 	 * a CW_ANSWER_*, or -errno when it cannot ask. NULL: cannot ask. */
 	int (*ask)(void *ctx, const struct cw_ask *q);
 	void *ctx;
+	/* The policy's verdict, already reached under the same rules without
+	 * counters (a caller routing refused calls): not decided again. */
+	const struct cw_verdict *decided;
 };
 
 /* Runs one call under the default rules. Never fails as a function: every

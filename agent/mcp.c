@@ -475,9 +475,10 @@ static const char *call_of(struct cw_mcp *m, json_t *params,
 }
 
 static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params,
-		       struct flight *f)
+		       struct flight *f, struct cw_rules *decided_by,
+		       const struct cw_verdict *decided)
 {
-	struct cw_call_hooks hooks = { .cancel_fd = -1 };
+	struct cw_call_hooks hooks = { .cancel_fd = -1, .decided = decided };
 	struct cw_call_result r;
 	struct cw_rules *rules;
 	struct cw_call call;
@@ -497,8 +498,9 @@ static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params,
 			hooks.progress_ms = CW_MCP_PROGRESS_MS;
 		}
 	}
-	rules = rules_now(m);
-	cw_engine_call_hooked(m->engine, rules, &call, f ? &hooks : NULL, &r);
+	rules = decided_by ? cw_rules_get(decided_by) : rules_now(m);
+	cw_engine_call_hooked(m->engine, rules, &call,
+			      f || decided ? &hooks : NULL, &r);
 	cw_rules_put(rules);
 	switch (r.outcome) {
 	case CW_OUTCOME_RAN:
@@ -555,7 +557,7 @@ static void *flight_main(void *p)
 	json_t *resp;
 	bool cancelled;
 
-	resp = do_call(m, f->id, f->params, f);
+	resp = do_call(m, f->id, f->params, f, NULL, NULL);
 	pthread_mutex_lock(&m->lock);
 	cancelled = f->cancelled;
 	pthread_mutex_unlock(&m->lock);
@@ -634,25 +636,31 @@ fail:
 }
 
 /*
- * Whether the policy refuses this call whatever the counters say. Such a
- * call launches nothing and asks no one, so it is answered on the
- * transport's thread: a thread of its own would cost more than the
- * decision and its audit record. Only a routing hint: the call itself is
- * decided again, in full, by the engine.
+ * A tools/call request. A call the policy refuses whatever the counters
+ * say launches nothing and asks no one, so it is answered on the
+ * transport's thread, with the verdict reached here: a thread of its own
+ * would cost more than the decision and its audit record. Every other
+ * call runs on a thread of its own when the transport can send answers
+ * later.
  */
-static bool refused_outright(struct cw_mcp *m, json_t *params)
+static json_t *tools_call(struct cw_mcp *m, json_t *id, json_t *params)
 {
 	struct cw_verdict v;
 	struct cw_rules *rules;
 	struct cw_call call;
-	int ret;
+	json_t *res;
 
-	if (call_of(m, params, &call))
-		return true;	/* answered at once with an error */
+	if (!m->out.send || call_of(m, params, &call))
+		return do_call(m, id, params, NULL, NULL, NULL);
 	rules = rules_now(m);
-	ret = cw_decide(cw_rules_policy(rules), &call, NULL, cw_now_us(), &v);
+	if (cw_decide(cw_rules_policy(rules), &call, NULL, cw_now_us(), &v) ==
+		    0 &&
+	    v.kind == CW_VERDICT_DENY)
+		res = do_call(m, id, params, NULL, rules, &v);
+	else
+		res = dispatch(m, id, params);
 	cw_rules_put(rules);
-	return ret == 0 && v.kind == CW_VERDICT_DENY;
+	return res;
 }
 
 /* A request id must be a string or an integer (JSON-RPC; MCP forbids null). */
@@ -721,9 +729,7 @@ json_t *cw_mcp_handle(struct cw_mcp *m, json_t *msg)
 		return result(id, json_pack("{s:o}", "tools", tools));
 	}
 	if (strcmp(method, "tools/call") == 0)
-		return m->out.send && !refused_outright(m, params) ?
-			       dispatch(m, id, params) :
-			       do_call(m, id, params, NULL);
+		return tools_call(m, id, params);
 	return cw_mcp_error(id, CW_JSONRPC_METHOD_NOT_FOUND,
 			    "method \"%.100s\" not found", method);
 }

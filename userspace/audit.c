@@ -799,6 +799,11 @@ static long rotated_index(const char *name, const char *base)
 	return v;
 }
 
+long cw_audit_rotated_index(const char *file, const char *path)
+{
+	return rotated_index(base_of(file), base_of(path));
+}
+
 /*
  * The rotated files of the log at path, oldest first, with path itself
  * last when it exists. Rotated files are "<path>.<N>", N counting up from

@@ -90,6 +90,8 @@ void cw_audit_set_max_bytes(struct cw_audit *a, uint64_t max_bytes);
 int cw_audit_files(const char *path, char ***files, size_t *n,
 		   struct cw_error *err);
 void cw_audit_files_free(char **files, size_t n);
+/* N when file is the log's rotated file "<path>.<N>", else -1. */
+long cw_audit_rotated_index(const char *file, const char *path);
 /* The same files opened for reading (fds[i] for files[i]), as one
  * consistent set even while writers rotate the log. */
 int cw_audit_open_files(const char *path, char ***files, int **fds,
