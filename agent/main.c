@@ -110,7 +110,7 @@ static const char common_help[] =
 	"  --audit-max-bytes N  rotate the audit log before it passes N bytes\n"
 	"                    (K, M, G suffixes; default 64M; 0: never rotate)\n"
 	"  --trace-ringbuf KIB  kernel event ring buffer, rounded up to a power of\n"
-	"                    two pages (default 1024 KiB)\n"
+	"                    two pages (default 512 KiB)\n"
 	"  --trace-overflow pause|drop  when kernel events come faster than they\n"
 	"                    are written: pause the call producing them (default),\n"
 	"                    or lose and count them\n"

@@ -42,7 +42,7 @@ struct cw_trace_opts {
 	const char *cgroup2_mount;	/* for fanotify's attribution */
 };
 
-#define CW_TRACE_RINGBUF_DEFAULT_KIB 1024
+#define CW_TRACE_RINGBUF_DEFAULT_KIB 512
 #define CW_TRACE_RINGBUF_MAX_KIB (1u << 20)
 
 /* Opens the sources asked for. With bpf, a load failure is an error

@@ -139,7 +139,7 @@ done"
 	# and audit stats reports them
 	assert_equal "$("$CW" audit stats --json "$AUDIT" | jq -r .events_lost)" "$lost"
 
-	# the twin: the same burst with the defaults (1 MiB ring, pausing):
+	# the twin: the same burst with the defaults (512 KiB ring, pausing):
 	# the call waits whenever the ring is over half full, and loses nothing
 	rm -f "$AUDIT"
 	mcp --policy "$T/p.json" -- "$(call_json 2 "$probe --opens 20000 /etc/hostname && echo done")"
