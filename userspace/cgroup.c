@@ -28,8 +28,8 @@
  * rate, not a total, so the launcher's RLIMIT_CPU enforces it; the cpu
  * controller is only enabled for accounting. setrlimit stays the floor in
  * every case. The launcher enters the call atomically with clone3
- * CLONE_INTO_CGROUP (v2) and writes "0" to each v1 cgroup.procs descriptor
- * in the child before execve. Reaching pids.max does not end a call (fork
+ * CLONE_INTO_CGROUP (v2) and writes "0" to each v1 tasks descriptor in the
+ * child before execve (the child has one thread then). Reaching pids.max does not end a call (fork
  * just fails); the caller ends calls on exit or timeout.
  *
  * Killing. v2 cgroup.kill (5.14); else freeze, SIGKILL every member, thaw;
@@ -1483,11 +1483,16 @@ struct cw_cgroup_call *cw_cgroup_call_new(struct cw_cgroup_root *r,
 	for (i = 0; i < r->nh; i++) {
 		if (r->h[i].flags & HF_V2)
 			continue;
-		ret = openat(c->fd[i], "cgroup.procs", O_WRONLY | O_CLOEXEC);
+		/* "tasks", not cgroup.procs: the child writes "0" before it
+		 * can have a second thread, and moving only the writing
+		 * thread spares the kernel the write lock on every thread
+		 * group (an RCU grace period, 5-20 ms here, when it has not
+		 * been taken lately). */
+		ret = openat(c->fd[i], "tasks", O_WRONLY | O_CLOEXEC);
 		if (ret < 0) {
 			ret = -errno;
 			cw_error_set(err, "cgroup: cannot open %s/%s/"
-				     "cgroup.procs: %s", r->h[i].calls, id,
+				     "tasks: %s", r->h[i].calls, id,
 				     strerror(-ret));
 			goto fail;
 		}

@@ -155,7 +155,7 @@ struct plan {
 	bool seccomp_listen;
 	const struct cw_landlock *landlock;
 	int fd_landlock;	/* kept open until applied; -1 when none */
-	const int *join;	/* cgroup.procs descriptors to write "0" to */
+	const int *join;	/* v1 tasks descriptors to write "0" to */
 	size_t njoin;
 	int join_v2;		/* the v2 one, when clone3 could not place us */
 };
