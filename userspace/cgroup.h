@@ -59,7 +59,7 @@ bool cw_cgroup_call_fits(const struct cw_cgroup_call *c,
 const char *cw_cgroup_call_name(const struct cw_cgroup_call *c);
 
 /* For the launcher: the v2 directory fd (clone3 CLONE_INTO_CGROUP), -1 if
- * none; and v1 cgroup.procs descriptors the child writes "0" to before
+ * none; and v1 tasks descriptors the child writes "0" to before
  * execve (opened O_WRONLY|O_CLOEXEC). */
 int cw_cgroup_call_fd(const struct cw_cgroup_call *c);
 size_t cw_cgroup_call_v1_procs(const struct cw_cgroup_call *c,

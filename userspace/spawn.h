@@ -49,7 +49,7 @@ struct cw_spawn_opts {
 	bool into_cgroup;	/* start the child in cgroup_fd (clone3 with
 				 * CLONE_INTO_CGROUP, else it joins itself) */
 	int cgroup_fd;		/* a cgroup v2 directory */
-	const int *join_fds;	/* cgroup.procs files (v1) the child writes
+	const int *join_fds;	/* v1 tasks files the child writes
 				 * "0" to before anything else */
 	size_t njoin;
 	/* The cgroup enforces memory / pids: the rlimit floors for them are
