@@ -12,8 +12,10 @@ echo "== decisions per second (in-memory counters)"
 "$B/bench/bench_decide" | tee "$work/decide"
 echo
 echo "== tools/call run_command \"true\" over stdio vs bare fork+exec of bash -c true ($N each)"
-echo "   (policy tests/bench/bench.json: the seed policy with a limit high enough not to refuse)"
-"$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state" "$work/audit.jsonl" "$N" | tee "$work/lat"
+echo "   (policy tests/bench/bench.json: the seed policy with a limit high enough not to refuse);"
+echo "   b_: a second agent with only seccomp (CW_PROBE_DISABLE turns the other layers off), called in the same rounds"
+"$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state" "$work/audit.jsonl" "$N" landlock,cgroup2 | tee "$work/lat"
+echo "   layers in force: all: $("$B/cmdwarden" probe --json | jq -c .layers)"
 echo
 echo "== the same with counters and audit log on tmpfs: the agent's own cost, without the disk's flush latency"
 shm=$(mktemp -d /dev/shm/cmdwarden-bench.XXXXXX)
@@ -22,16 +24,14 @@ shm=$(mktemp -d /dev/shm/cmdwarden-bench.XXXXXX)
 rm -rf "$shm"
 
 echo
-echo "== all layers on (above) against only seccomp (CW_PROBE_DISABLE turns the others off)"
-CW_PROBE_DISABLE=landlock,cgroup2 "$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state2" "$work/audit2.jsonl" "$N" |
-	sed 's/^/seccomp_only_/' | tee "$work/lat-seccomp"
-echo "   layers in force: all: $("$B/cmdwarden" probe --json | jq -c .layers)"
-echo
-echo "== the enforcement layers (Landlock, cgroup, eBPF network) without kernel event tracing, against seccomp only"
-CW_PROBE_DISABLE=bpf_tracepoint,fanotify "$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state4" "$work/audit4.jsonl" "$N" |
+echo "== the enforcement layers (Landlock, cgroup, eBPF network) without kernel event tracing, against seccomp only (b_), in the same rounds"
+CW_PROBE_DISABLE=bpf_tracepoint,fanotify "$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state4" "$work/audit4.jsonl" "$N" landlock,cgroup2 |
 	sed 's/^/untraced_/' | tee "$work/lat-untraced"
-
 echo
+echo "== kernel event tracing: every layer against every layer but tracing (b_), in the same rounds"
+"$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state5" "$work/audit5.jsonl" "$N" bpf_tracepoint,fanotify |
+	sed 's/^/traced_/' | tee "$work/lat-traced"
+
 echo "== audit log: records per second (disk, then tmpfs), and verify"
 "$B/bench/bench_audit" "$work" | tee "$work/audit"
 shm=$(mktemp -d /dev/shm/cmdwarden-bench.XXXXXX)
@@ -72,7 +72,7 @@ for _ in 1 2 3 4 5; do
 	echo $(( ($(date +%s%N) - a) / 1000000 ))
 done | sort -n | sed -n 3p | sed 's/^/probe_ms /' | tee "$work/probe"
 
-get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-seccomp" "$work/lat-untraced" "$work/audit" "$work/audit-tmpfs" "$work/events" "$work/flood" "$work/trace" "$work/http" "$work/probe"; }
+get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-untraced" "$work/lat-traced" "$work/audit" "$work/audit-tmpfs" "$work/events" "$work/flood" "$work/trace" "$work/http" "$work/probe"; }
 ratio=$(awk -v a="$(get agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 ratio_tmpfs=$(awk -v a="$(get tmpfs_agent_call_median_us)" -v b="$(get tmpfs_bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 echo
@@ -80,21 +80,18 @@ echo "== summary"
 printf '  %-40s %12s   target %s\n' "median overhead (agent / bare)" "${ratio}x" "< 1.5x"
 printf '  %-40s %12s\n' "  the same, state and audit on tmpfs" "${ratio_tmpfs}x"
 printf '  %-40s %12s\n' "  p99 agent / bare (us)" "$(get agent_call_p99_us) / $(get bare_fork_exec_p99_us)"
-layers_cost=$(awk -v a="$(get agent_call_median_us)" -v b="$(get seccomp_only_agent_call_median_us)" 'BEGIN { printf "%d", a - b }')
-layers_p99=$(awk -v a="$(get agent_call_p99_us)" -v b="$(get seccomp_only_agent_call_p99_us)" 'BEGIN { printf "%d", a - b }')
-printf '  %-40s %12s\n' "all layers vs seccomp only, median (us)" "+$layers_cost"
-printf '  %-40s %12s\n' "all layers vs seccomp only, p99 (us)" "+$layers_p99"
-enf_cost=$(awk -v a="$(get untraced_agent_call_median_us)" -v b="$(get seccomp_only_agent_call_median_us)" 'BEGIN { printf "%d", a - b }')
-enf_p99=$(awk -v a="$(get untraced_agent_call_p99_us)" -v b="$(get seccomp_only_agent_call_p99_us)" 'BEGIN { printf "%d", a - b }')
-trace_cost=$(awk -v a="$(get agent_call_median_us)" -v b="$(get untraced_agent_call_median_us)" 'BEGIN { printf "%d", a - b }')
-printf '  %-40s %12s   target %s\n' "  Landlock+cgroup+eBPF net, median (us)" "+$enf_cost" "< +1000"
-printf '  %-40s %12s\n' "  Landlock+cgroup+eBPF net, p99 (us)" "+$enf_p99"
-printf '  %-40s %12s\n' "  kernel event tracing, median (us)" "+$trace_cost"
+# differences of agents called in the same rounds (bench_latency's b_)
+gap() { awk -v a="$(get "$1")" -v b="$(get "$2")" 'BEGIN { printf "%d", a - b }'; }
+printf '  %-40s %12s\n' "all layers vs seccomp only, median (us)" "+$(gap agent_call_median_us b_agent_call_median_us)"
+printf '  %-40s %12s\n' "all layers vs seccomp only, p99 (us)" "+$(gap agent_call_p99_us b_agent_call_p99_us)"
+printf '  %-40s %12s   target %s\n' "  Landlock+cgroup+eBPF net, median (us)" "+$(gap untraced_agent_call_median_us untraced_b_agent_call_median_us)" "< +1000"
+printf '  %-40s %12s\n' "  Landlock+cgroup+eBPF net, p99 (us)" "+$(gap untraced_agent_call_p99_us untraced_b_agent_call_p99_us)"
+printf '  %-40s %12s\n' "  kernel event tracing, median (us)" "+$(gap traced_agent_call_median_us traced_b_agent_call_median_us)"
 printf '  %-40s %12s   target %s\n' "probe, whole process (ms)" "$(get probe_ms)" "< 100"
 printf '  %-40s %12s   target %s\n' "decisions/s, seed policy" "$(get decisions_per_s_seed)" ">= 500000"
 printf '  %-40s %12s\n' "decisions/s, 50 regex conditions" "$(get decisions_per_s_50_regex)"
 printf '  %-40s %12s   target %s\n' "agent peak RSS (KiB)" "$(get agent_peak_rss_kib | head -1)" "< 8192"
-printf '  %-40s %12s\n' "  without kernel event tracing (KiB)" "$(get untraced_agent_peak_rss_kib)"
+printf '  %-40s %12s\n' "  without kernel event tracing (KiB)" "$(get traced_b_agent_peak_rss_kib)"
 printf '  %-40s %12s\n' "audit records/s, synced per 100" "$(get audit_records_per_s_sync_per_100)"
 printf '  %-40s %12s\n' "  each synced" "$(get audit_records_per_s_sync_each)"
 printf '  %-40s %12s\n' "  rotating every MiB" "$(get audit_records_per_s_rotating_1mib)"
