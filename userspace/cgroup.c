@@ -29,8 +29,9 @@
  * controller is only enabled for accounting. setrlimit stays the floor in
  * every case. The launcher enters the call atomically with clone3
  * CLONE_INTO_CGROUP (v2) and writes "0" to each v1 tasks descriptor in the
- * child before execve (the child has one thread then). Reaching pids.max does not end a call (fork
- * just fails); the caller ends calls on exit or timeout.
+ * child before execve (the child has one thread then). Reaching pids.max
+ * does not end a call (fork just fails); the caller ends calls on exit or
+ * timeout.
  *
  * Killing. v2 cgroup.kill (5.14); else freeze, SIGKILL every member, thaw;
  * without v2, SIGKILL every pid in cgroup.procs until it stays empty. That
