@@ -32,10 +32,10 @@
 
 /*
  * What a test created, so that the teardown can release it when an
- * assertion ends the test early: roots, calls, child processes, and
- * cgroup directories made by hand.
+ * assertion ends the test early: roots, calls, child processes, cgroup
+ * directories made by hand, and the heap parts of the test's env (never
+ * the env itself: it is on the stack of a test that has ended by then).
  */
-struct env;
 static struct {
 	struct cw_cgroup_root *root[4];
 	int nroot;
@@ -45,7 +45,8 @@ static struct {
 	int npid;
 	char *dir[3];
 	int ndir;
-	struct env *env;
+	json_t *env_desc;
+	char *env_v2_orig;
 } reg;
 
 static void track_pid(pid_t pid)
@@ -341,18 +342,18 @@ static void env_open(struct env *e)
 
 	memset(e, 0, sizeof(*e));
 	e->v2_orig = cgroup_of(getpid(), NULL);
+	reg.env_v2_orig = e->v2_orig;
 	e->r = root_open(&err);
 	if (!e->r && errno == ENOENT) {
 		print_message("# no cgroup hierarchy: %s\n", err.text);
 		free(e->v2_orig);
-		e->v2_orig = NULL;
+		e->v2_orig = reg.env_v2_orig = NULL;
 		skip();
 	}
-	reg.env = e;
 	if (!e->r)
 		print_message("# cw_cgroup_open: %s\n", err.text);
 	assert_non_null(e->r);
-	e->desc = cw_cgroup_describe(e->r);
+	e->desc = reg.env_desc = cw_cgroup_describe(e->r);
 	assert_non_null(e->desc);
 }
 
@@ -394,7 +395,7 @@ static void env_close(struct env *e)
 	s = json_string_value(json_object_get(e->desc, "agent"));
 	agent = s ? strdup(s) : NULL;
 	json_decref(e->desc);
-	e->desc = NULL;
+	e->desc = reg.env_desc = NULL;
 	root_close(e->r);
 	e->r = NULL;
 	for (i = 0; i < 3; i++) {
@@ -416,8 +417,7 @@ static void env_close(struct env *e)
 	}
 	free(agent);
 	free(e->v2_orig);
-	e->v2_orig = NULL;
-	reg.env = NULL;
+	e->v2_orig = reg.env_v2_orig = NULL;
 	reap_all();
 }
 
@@ -441,11 +441,10 @@ static int teardown(void **state)
 		rmdir(reg.dir[--reg.ndir]);
 		free(reg.dir[reg.ndir]);
 	}
-	if (reg.env) {
-		json_decref(reg.env->desc);
-		free(reg.env->v2_orig);
-		reg.env = NULL;
-	}
+	json_decref(reg.env_desc);
+	free(reg.env_v2_orig);
+	reg.env_desc = NULL;
+	reg.env_v2_orig = NULL;
 	while (reg.nroot > 0)
 		cw_cgroup_close(reg.root[--reg.nroot]);
 	reap_all();
