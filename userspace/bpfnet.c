@@ -341,11 +341,27 @@ static void *tkey_ptr(struct tkey *k)
 							   (void *)&k->k6;
 }
 
+/* Deletes a call's trie entries and forgets their keys. */
+static int drop_rules(struct cw_bpfnet *b, struct call *c)
+{
+	int ret = 0;
+	size_t i;
+
+	for (i = 0; i < c->nkeys; i++)
+		if (bpf_map_delete_elem(b->trie_fd[c->keys[i].trie],
+					tkey_ptr(&c->keys[i])) &&
+		    errno != ENOENT && !ret)
+			ret = -errno;
+	free(c->keys);
+	c->keys = NULL;
+	c->nkeys = c->cap = 0;
+	return ret;
+}
+
 /* Deletes every map entry of the call; the first error other than ENOENT. */
 static int call_clear(struct cw_bpfnet *b, struct call *c)
 {
 	int ret = 0, r;
-	size_t i;
 
 	/* The config first: without it the programs ignore the cgroup, so
 	 * no half-removed rule set is ever consulted. */
@@ -357,14 +373,8 @@ static int call_clear(struct cw_bpfnet *b, struct call *c)
 				 sizeof(c->cgid), 0) &&
 	    errno != ENOENT && !ret)
 		ret = -errno;
-	for (i = 0; i < c->nkeys; i++) {
-		r = bpf_map_delete_elem(b->trie_fd[c->keys[i].trie],
-					tkey_ptr(&c->keys[i]));
-		if (r && errno != ENOENT && !ret)
-			ret = -errno;
-	}
-	c->nkeys = 0;
-	return ret;
+	r = drop_rules(b, c);
+	return ret ? ret : r;
 }
 
 static bool prefix_covers(const uint8_t *net, unsigned prefix,
@@ -723,8 +733,14 @@ int cw_bpfnet_call_seal(struct cw_bpfnet *b, uint64_t cgroup_id,
 	if (bpf_map__update_elem(b->skel->maps.counters, &cgroup_id,
 				 sizeof(cgroup_id), &cnt, sizeof(cnt), 0) ||
 	    bpf_map__update_elem(b->skel->maps.calls, &cgroup_id,
-				 sizeof(cgroup_id), &cfg, sizeof(cfg), 0))
+				 sizeof(cgroup_id), &cfg, sizeof(cfg), 0)) {
 		ret = -errno;
+		goto out;
+	}
+	/* Denied by default now, the rules admit nothing: they go at once,
+	 * so the minutes a sealed call lingers cost the kernel and the agent
+	 * only its config and counters, not one trie entry per CIDR. */
+	ret = drop_rules(b, *find_call(b, cgroup_id));
 out:
 	pthread_mutex_unlock(&b->lock);
 	return ret;

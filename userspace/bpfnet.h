@@ -49,8 +49,9 @@ int cw_bpfnet_call_remove(struct cw_bpfnet *b, uint64_t cgroup_id,
 			  struct cw_bpfnet_stats *st);
 
 /* Ends a call's network: reads its counters, then drops everything its
- * sockets still send (data queued before the command exited). The entries
- * stay until cw_bpfnet_call_remove. 0 or -errno. */
+ * sockets still send (data queued before the command exited) and deletes
+ * its address rules. Its config and counters stay until
+ * cw_bpfnet_call_remove. 0 or -errno. */
 int cw_bpfnet_call_seal(struct cw_bpfnet *b, uint64_t cgroup_id,
 			struct cw_bpfnet_stats *st);
 

@@ -1314,6 +1314,48 @@ static void test_remove_clears_maps(void **state)
 	assert_int_equal(1, map_entries("allow4"));
 }
 
+/* Sealing keeps a call's config and counters (its lingering sockets are
+ * still its own) but drops its rules: what they allowed is refused now,
+ * and no trie entry waits for the call's removal. */
+static void test_seal_drops_rules(void **state)
+{
+	struct cw_net_rule allow[2];
+	struct op a = { .addr = "127.0.0.1", .port = F.port_a };
+	struct cw_bpfnet_stats st;
+	struct cw_sandbox sb;
+	int c;
+
+	(void)state;
+	NEED_ROOT();
+	allow[0] = rule("127.0.0.0", 8, F.port_a, F.port_a);
+	allow[1] = rule("::1", 128, 0, 0);
+	c = new_cg("c1");
+	sandbox(&sb, false, NULL, 0, allow, 2);
+	configure(c, &sb);
+	assert_int_equal(1, map_entries("allow4"));
+	assert_int_equal(1, map_entries("allow6"));
+	assert_int_equal(0, run_in(c, op_connect, &a));
+	assert_int_equal(0, drain());
+
+	assert_int_equal(0, cw_bpfnet_call_seal(F.b, F.cgid[c], &st));
+	assert_int_equal(1, st.connections);
+	assert_int_equal(0, st.denied);
+	assert_int_equal(1, map_entries("calls"));
+	assert_int_equal(1, map_entries("counters"));
+	assert_int_equal(0, map_entries("allow4"));
+	assert_int_equal(0, map_entries("allow6"));
+	/* The connect its rule admitted before is refused once sealed. */
+	assert_int_equal(EPERM, run_in(c, op_connect, &a));
+	assert_int_equal(1, drain());
+	assert_event(0, c, "connect", AF_INET, "127.0.0.1", F.port_a,
+		     "default", false);
+
+	unconfigure(c, &st);
+	assert_int_equal(0, map_entries("calls"));
+	assert_int_equal(0, map_entries("counters"));
+	assert_int_equal(-ENOENT, cw_bpfnet_call_seal(F.b, F.cgid[c], &st));
+}
+
 /* A full ring buffer loses events and counts them. */
 static void test_ringbuf_full(void **state)
 {
@@ -1401,6 +1443,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_kernel_btf, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_remove_clears_maps, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_seal_drops_rules, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ringbuf_full, setup,
 						teardown),
