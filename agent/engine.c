@@ -860,6 +860,10 @@ struct launched {
 	char cwd[PATH_MAX];
 	bool set;
 	const struct runner *run;
+	/* The reservation to make durable while the command starts. */
+	struct cw_rate_store *rates;
+	int rate_ret;
+	struct cw_error rate_err;
 };
 
 static void on_launch(void *ctx, pid_t pid, uid_t uid, gid_t gid,
@@ -871,6 +875,13 @@ static void on_launch(void *ctx, pid_t pid, uid_t uid, gid_t gid,
 	l->gid = gid;
 	snprintf(l->cwd, sizeof(l->cwd), "%s", cwd ? cwd : "");
 	l->set = true;
+	/* The flush runs while the command starts on another CPU; a call
+	 * whose count cannot be made durable does not go on. */
+	if (l->rates) {
+		l->rate_ret = cw_rate_sync(l->rates, &l->rate_err);
+		if (l->rate_ret < 0)
+			kill(-pid, SIGKILL);
+	}
 	if (l->run && l->run->launched)
 		l->run->launched(l->run->ctx, pid);
 }
@@ -1247,7 +1258,8 @@ static void run_launch(struct cw_engine *e, struct cw_rules *ru,
 	const struct cw_sandbox *sb = cw_policy_sandbox(ru->policy);
 	struct cw_spawn_opts so = { 0 };
 	struct cw_spawn_watch watch = { .cancel_fd = -1 };
-	struct launched launched = { .run = rn };
+	struct launched launched = { .run = rn,
+				     .rates = sync_launch ? NULL : e->rates };
 	struct seccomp_ctx sc = { e, r, 0 };
 	struct cw_cgroup_stats cst = { 0 };
 	struct cw_bpfnet_stats nst = { 0 };
@@ -1449,6 +1461,9 @@ static void run_launch(struct cw_engine *e, struct cw_rules *ru,
 			r->run.timed_out);
 	if (rec && r->cancelled)
 		json_object_set_new(rec, "cancelled", json_true());
+	if (rec && launched.rate_ret < 0)
+		json_object_set_new(rec, "rate_error",
+				    json_string(launched.rate_err.text));
 	if (rec && cgid) {
 		json_object_set_new(rec, "killed_after_exit",
 				    json_integer((json_int_t)cst.killed));
@@ -1521,6 +1536,12 @@ static void run_launch(struct cw_engine *e, struct cw_rules *ru,
 		cw_spawn_result_free(&r->run);
 		fail(r, "result withheld because the audit log cannot be written",
 		     &err);
+		goto out;
+	}
+	if (launched.rate_ret < 0) {
+		cw_spawn_result_free(&r->run);
+		fail(r, "call stopped at launch because its rate-limit count cannot be made durable",
+		     &launched.rate_err);
 		goto out;
 	}
 	r->outcome = CW_OUTCOME_RAN;
@@ -1907,9 +1928,15 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 		size_t which = 0;
 		int64_t retry = 0;
 
-		ret = cw_rate_reserve(e->rates, r->verdict.limits,
-				      r->verdict.nlimits, now, r->invocation,
-				      &retry, &which, &err);
+		/* A foreground command's count is flushed while it starts
+		 * (run_launch), still before the answer. */
+		ret = cw_rate_reserve_flags(e->rates, r->verdict.limits,
+					    r->verdict.nlimits, now,
+					    r->invocation,
+					    kind == TOOL_RUN && !ra.background ?
+						    CW_RATE_DEFER_SYNC :
+						    0,
+					    &retry, &which, &err);
 		if (ret == -EAGAIN) {
 			const struct cw_limit *l = r->verdict.limits[which].limit;
 

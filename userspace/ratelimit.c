@@ -62,6 +62,8 @@ struct rate_ops {
 		     struct cw_error *err);
 	int (*release)(struct cw_rate_store *s, const char *rid,
 		       struct cw_error *err);
+	/* Makes committed transactions durable. */
+	int (*sync)(struct cw_rate_store *s, struct cw_error *err);
 	void (*close)(struct cw_rate_store *s);
 };
 
@@ -69,6 +71,7 @@ struct cw_rate_store {
 	const struct rate_ops *ops;
 	/* One caller at a time: statements and undo logs are shared. */
 	pthread_mutex_t lock;
+	uint64_t committed, synced;	/* reservations */
 };
 
 static int64_t sat_add(int64_t a, int64_t b)
@@ -192,10 +195,48 @@ static size_t first_of_key(const struct cw_limit_ref *refs, size_t i)
 	return i;
 }
 
+/* Under s->lock. */
+static int sync_locked(struct cw_rate_store *s, struct cw_error *err)
+{
+	uint64_t upto = s->committed;
+	int ret;
+
+	if (s->synced == upto)
+		return 0;
+	ret = s->ops->sync(s, err);
+	if (!ret)
+		s->synced = upto;
+	return ret;
+}
+
+int cw_rate_sync(struct cw_rate_store *s, struct cw_error *err)
+{
+	int ret;
+
+	if (!s) {
+		cw_error_set(err, "rate sync: invalid arguments");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&s->lock);
+	ret = sync_locked(s, err);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
 int cw_rate_reserve(struct cw_rate_store *s, const struct cw_limit_ref *refs,
 		    size_t nrefs, int64_t now_us, const char *reservation_id,
 		    int64_t *retry_after_us, size_t *which,
 		    struct cw_error *err)
+{
+	return cw_rate_reserve_flags(s, refs, nrefs, now_us, reservation_id, 0,
+				     retry_after_us, which, err);
+}
+
+int cw_rate_reserve_flags(struct cw_rate_store *s,
+			  const struct cw_limit_ref *refs, size_t nrefs,
+			  int64_t now_us, const char *reservation_id,
+			  unsigned flags, int64_t *retry_after_us,
+			  size_t *which, struct cw_error *err)
 {
 	int64_t worst = -1, count, retry;
 	size_t worst_i = 0, i, f;
@@ -264,6 +305,13 @@ int cw_rate_reserve(struct cw_rate_store *s, const struct cw_limit_ref *refs,
 		goto out;
 	ret = s->ops->end(s, true, err);
 	in_tx = false;
+	if (ret)
+		goto out;
+	s->committed++;
+	/* A failed sync fails the call, but the reservation stays counted
+	 * (erring on the side of the limit). */
+	if (!(flags & CW_RATE_DEFER_SYNC))
+		ret = sync_locked(s, err);
 out:
 	if (in_tx)
 		s->ops->end(s, false, NULL);
@@ -591,6 +639,33 @@ static int sql_release(struct cw_rate_store *s, const char *rid,
 	return sql_run(q, ST_RELEASE, "cannot release reservation", err);
 }
 
+/* Commits are not synced by SQLite (synchronous=NORMAL): this flushes
+ * the WAL through SQLite's own file handle, which also makes a new WAL's
+ * directory entry durable. A checkpoint syncs the WAL before it copies
+ * frames out, so what this covered stays durable across WAL restarts. */
+static int sql_sync(struct cw_rate_store *s, struct cw_error *err)
+{
+	struct sql_store *q = to_sql(s);
+	sqlite3_file *wal = NULL;
+	int rc;
+
+	rc = sqlite3_file_control(q->db, "main", SQLITE_FCNTL_JOURNAL_POINTER,
+				  &wal);
+	if (rc != SQLITE_OK || !wal || !wal->pMethods) {
+		cw_error_set(err, "rate-limit database: no WAL file to sync");
+		set_source(err, q->path);
+		return -EIO;
+	}
+	rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
+	if (rc != SQLITE_OK) {
+		cw_error_set(err, "rate-limit database: syncing the WAL "
+			     "failed: %s", sqlite3_errstr(rc));
+		set_source(err, q->path);
+		return sql_errno(rc);
+	}
+	return 0;
+}
+
 static void sql_close(struct cw_rate_store *s)
 {
 	struct sql_store *q = to_sql(s);
@@ -611,6 +686,7 @@ static const struct rate_ops sql_ops = {
 	.insert = sql_insert,
 	.prune = sql_prune,
 	.release = sql_release,
+	.sync = sql_sync,
 	.close = sql_close,
 };
 
@@ -850,7 +926,8 @@ struct cw_rate_store *cw_rate_open_sqlite(const char *state_dir,
 		set_source(err, q->path);
 		goto out;
 	}
-	ret = sql_exec1(q, "PRAGMA synchronous = FULL", "cannot configure",
+	/* Reservations are synced by sql_sync, when their caller says. */
+	ret = sql_exec1(q, "PRAGMA synchronous = NORMAL", "cannot configure",
 			NULL, 0, err);
 	if (ret)
 		goto out;
@@ -1265,6 +1342,13 @@ static void mem_close(struct cw_rate_store *s)
 	free(m);
 }
 
+static int mem_sync(struct cw_rate_store *s, struct cw_error *err)
+{
+	(void)s;
+	(void)err;
+	return 0;
+}
+
 static const struct rate_ops mem_ops = {
 	.begin = mem_begin,
 	.end = mem_end,
@@ -1274,6 +1358,7 @@ static const struct rate_ops mem_ops = {
 	.insert = mem_insert,
 	.prune = mem_prune,
 	.release = mem_release,
+	.sync = mem_sync,
 	.close = mem_close,
 };
 

@@ -18,8 +18,9 @@
 
 struct cw_rate_store;
 
-/* Durable store: SQLite database <state_dir>/ratelimit.db (WAL,
- * synchronous=FULL). Creates state_dir (0700) if missing. */
+/* Durable store: SQLite database <state_dir>/ratelimit.db (WAL; every
+ * reservation's commit is synced, at once or by cw_rate_sync). Creates
+ * state_dir (0700) if missing. */
 struct cw_rate_store *cw_rate_open_sqlite(const char *state_dir,
 					  struct cw_error *err);
 /* Volatile store for tests and `eval`. */
@@ -38,6 +39,22 @@ int cw_rate_reserve(struct cw_rate_store *s, const struct cw_limit_ref *refs,
 		    size_t nrefs, int64_t now_us, const char *reservation_id,
 		    int64_t *retry_after_us, size_t *which,
 		    struct cw_error *err);
+
+/* The same, but the reservation is only committed (other agents sharing
+ * the store count it at once): cw_rate_sync must make it durable before
+ * the call is answered. Lets a caller overlap the flush with other work,
+ * such as the command's start. */
+#define CW_RATE_DEFER_SYNC 0x1u
+
+int cw_rate_reserve_flags(struct cw_rate_store *s,
+			  const struct cw_limit_ref *refs, size_t nrefs,
+			  int64_t now_us, const char *reservation_id,
+			  unsigned flags, int64_t *retry_after_us,
+			  size_t *which, struct cw_error *err);
+
+/* Makes every reservation committed so far durable: one flush covers
+ * them all, none when nothing is pending. 0 or -errno with err filled. */
+int cw_rate_sync(struct cw_rate_store *s, struct cw_error *err);
 
 /* Give a reservation back (only when the command could not be launched). */
 int cw_rate_release(struct cw_rate_store *s, const char *reservation_id,

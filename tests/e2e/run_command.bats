@@ -98,6 +98,33 @@ teardown() {
 	assert_output --partial 'rate limit'
 }
 
+@test "a call's rate-limit count is on disk before its answer, flushed while the command starts" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	{ printf '%s\n' "$INIT" "$INITIALIZED" "$(call_json 1 true)"; } |
+		strace -f -o "$T/trace" -e trace=openat,pwrite64,fdatasync,fsync,execve,write \
+			-e signal=none "$CW" serve --policy "$BATS_TEST_DIRNAME/policies/seed-wide.json" \
+			--state-dir "$STATE" --audit "$AUDIT" >"$T/out"
+	assert_equal "$(resp 1 | jq -r .result.isError)" false
+	wfd=$(grep -m1 -E 'openat\(.*ratelimit\.db-wal.*= [0-9]+' "$T/trace" | sed -E 's/.*= ([0-9]+)$/\1/')
+	[ -n "$wfd" ] || fail "the counter database's WAL was not opened"
+	# the call's last write to the WAL, then the command's exec, then the
+	# WAL's sync, then the response on fd 1
+	run awk -v fd="$wfd" '
+		{ tid = $1; sub(/^[0-9]+ +/, "") }
+		$0 ~ "^pwrite64\\(" fd ", " { w = NR; x = 0; synced = 0 }
+		/^execve\(".*bash"/ && w && !x { x = NR }
+		/^(fdatasync|fsync)\(/ && w {
+			f = $0; sub(/^[a-z]+\(/, "", f); sub(/[ )].*/, "", f)
+			if (f == fd) {
+				if ($0 ~ /unfinished/) syncing[tid] = 1; else synced = NR
+			}
+		}
+		/^<\.\.\. (fdatasync|fsync) resumed>/ && syncing[tid] { synced = NR; syncing[tid] = 0 }
+		/^write\(1, .*"id\\":1/ { print (synced > x && x > w && w > 0) ? "ordered" : "unordered w=" w " exec=" x " sync=" synced; exit }
+	' "$T/trace"
+	assert_output ordered
+}
+
 @test "a call that cannot launch gives its counter back" {
 	d="$T/launch-cwd"
 	cat >"$T/policy.json" <<JSON

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -519,6 +520,91 @@ static void test_sqlite_durable(void **state)
 	close_store(f);
 }
 
+/* cachestat(2) (Linux 6.5), not yet in these headers: how many of a
+ * file's cached pages are dirty, i.e. written but not yet flushed. */
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+struct cs_range { uint64_t off, len; };
+struct cs_stat { uint64_t cache, dirty, writeback, evicted, recent; };
+
+/* Dirty or in-writeback pages of path, or -errno. */
+static int64_t unflushed_pages(const char *path)
+{
+	struct cs_range r = { 0, 0 };	/* len 0: to the end */
+	struct cs_stat cs;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	long rc;
+
+	if (fd < 0)
+		return -errno;
+	memset(&cs, 0, sizeof(cs));
+	rc = syscall(__NR_cachestat, fd, &r, &cs, 0);
+	close(fd);
+	if (rc < 0)
+		return -errno;
+	return (int64_t)(cs.dirty + cs.writeback);
+}
+
+/* A deferred reservation is committed (another agent counts it at once)
+ * but left in the page cache; cw_rate_sync flushes it, and a plain
+ * reservation is flushed before it returns. */
+static void test_sqlite_deferred_sync(void **state)
+{
+	struct cw_limit l = limit("c", 60, 2);
+	struct cw_limit_ref r;
+	struct fixture *f = *state;
+	struct cw_rate_store *other;
+	struct cw_error err;
+	int64_t retry = 0;
+	size_t which = 0;
+	char wal[128];
+	int64_t n;
+
+	ref(&r, &l, "c/global/");
+	snprintf(wal, sizeof(wal), "%s/ratelimit.db-wal", f->dir);
+	f->s = open_sqlite_or_fail(f->dir);
+	f->v = cw_rate_view(f->s);
+	n = unflushed_pages(wal);
+	if (n == -ENOSYS) {
+		print_message("# skipped: cachestat(2) is missing (Linux < "
+			      "6.5): cannot see which pages are flushed\n");
+		skip();
+	}
+	assert_true(n >= 0);
+	other = open_sqlite_or_fail(f->dir);
+	/* Nothing pending: a sync is a no-op that succeeds. */
+	assert_int_equal(0, cw_rate_sync(f->s, NULL));
+
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(0, cw_rate_reserve_flags(f->s, &r, 1, T0, "d1",
+						  CW_RATE_DEFER_SYNC, &retry,
+						  &which, &err));
+	assert_true(unflushed_pages(wal) > 0);
+	assert_int_equal(0, cw_rate_sync(f->s, &err));
+	assert_int_equal(0, unflushed_pages(wal));
+
+	/* The other agent sees it before any flush. */
+	assert_int_equal(0, cw_rate_reserve_flags(f->s, &r, 1, T0 + SEC(1),
+						  "d2", CW_RATE_DEFER_SYNC,
+						  &retry, &which, &err));
+	assert_true(unflushed_pages(wal) > 0);
+	assert_int_equal(-EAGAIN,
+			 cw_rate_reserve(other, &r, 1, T0 + SEC(2), "o1",
+					 &retry, &which, &err));
+	assert_int_equal(SEC(58), retry);
+	assert_int_equal(0, cw_rate_sync(f->s, &err));
+	assert_int_equal(0, unflushed_pages(wal));
+
+	/* Without the flag, durable on return. */
+	assert_int_equal(0, cw_rate_release(f->s, "d2", &err));
+	assert_int_equal(0, cw_rate_reserve(f->s, &r, 1, T0 + SEC(3), "p1",
+					    &retry, &which, &err));
+	assert_int_equal(0, unflushed_pages(wal));
+	cw_rate_close(other);
+	close_store(f);
+}
+
 static void test_sqlite_modes(void **state)
 {
 	struct cw_limit l = limit("c", 60, 3);
@@ -850,6 +936,7 @@ int main(void)
 		BOTH(test_storage_bounded),
 		BOTH(test_invalid),
 		SQLITE(test_sqlite_durable),
+		SQLITE(test_sqlite_deferred_sync),
 		SQLITE(test_sqlite_modes),
 		SQLITE(test_sqlite_not_a_dir),
 		SQLITE(test_sqlite_corrupt),
