@@ -1983,10 +1983,27 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 	/* An allowed foreground run_command has launch and exit records to
 	 * come: the exit record's sync makes all three durable before the
 	 * answer. */
-	if (!rec || audit(e, r, "decision", rec,
-			  reserved && kind == TOOL_RUN ? CW_AUDIT_DEFER_SYNC :
-							 0,
-			  &err) < 0) {
+	if (rec && h && h->decided && h->durable) {
+		/* A refused call: its answer waits for the record, not its
+		 * thread. */
+		ret = cw_audit_write_async(e->audit, "decision", r->invocation,
+					   rec, h->durable, h->durable_ctx,
+					   &err);
+		json_decref(rec);
+		if (!ret) {
+			__atomic_add_fetch(&r->audit_records, 1,
+					   __ATOMIC_RELAXED);
+			r->durable_later = true;
+		}
+	} else if (!rec) {
+		ret = -ENOMEM;
+	} else {
+		ret = audit(e, r, "decision", rec,
+			    reserved && kind == TOOL_RUN ? CW_AUDIT_DEFER_SYNC :
+							   0,
+			    &err);
+	}
+	if (ret < 0) {
 		if (!rec)
 			cw_error_set(&err, "out of memory");
 		if (reserved)

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "audit.h"
 #include "decide.h"
 #include "policy.h"
 #include "probe.h"
@@ -104,6 +105,7 @@ struct cw_call_result {
 	bool src_bpf, src_fanotify; /* the event sources in force */
 	bool background;	/* RAN: started in the background; run.pid */
 	bool cancelled;		/* the caller gave up; nobody reads this */
+	bool durable_later;	/* hooks->durable will be told (see there) */
 	json_t *data;		/* RAN by command_status / command_kill */
 };
 
@@ -136,6 +138,13 @@ struct cw_call_hooks {
 	/* The policy's verdict, already reached under the same rules without
 	 * counters (a caller routing refused calls): not decided again. */
 	const struct cw_verdict *decided;
+	/* With decided: the call's decision record is written without
+	 * waiting for the disk, and durable(durable_ctx, ...) says when it
+	 * is durable or that it failed (cw_audit_write_async), on another
+	 * thread; the result then has durable_later set, and must not be
+	 * given to the caller before that. */
+	cw_audit_done_fn durable;
+	void *durable_ctx;
 };
 
 /* Runs one call under the default rules. Never fails as a function: every

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 #include <sodium.h>
@@ -30,6 +31,12 @@
  * per idle timeout, which libmicrohttpd also applies to a response that
  * sends nothing. */
 #define KEEPALIVE_MS 15000
+
+/* libmicrohttpd's event threads (each with its own epoll): a request
+ * waiting for its answer holds none of them, so a few serve every
+ * connection; two, so that one busy with a request (a session's end waits
+ * for its calls to stop) does not hold up the others. */
+#define EVENT_THREADS 2
 
 /*
  * libmicrohttpd is loaded when an HTTP server starts rather than at exec: it
@@ -50,6 +57,9 @@ static struct {
 	__typeof__(MHD_destroy_response) *destroy_response;
 	__typeof__(MHD_create_response_from_callback) *create_response_from_callback;
 	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_suspend_connection) *suspend_connection;
+	__typeof__(MHD_resume_connection) *resume_connection;
+	__typeof__(MHD_quiesce_daemon) *quiesce_daemon;
 } mhd;
 static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
 static char mhd_error[512];
@@ -65,7 +75,8 @@ static void mhd_load(void)
 		SYM(get_connection_info), SYM(lookup_connection_value),
 		SYM(add_response_header), SYM(queue_response),
 		SYM(destroy_response), SYM(create_response_from_callback),
-		SYM(create_response_from_buffer),
+		SYM(create_response_from_buffer), SYM(suspend_connection),
+		SYM(resume_connection), SYM(quiesce_daemon),
 #undef SYM
 	};
 	void *lib, *f;
@@ -100,6 +111,9 @@ static void mhd_load(void)
 #define MHD_destroy_response mhd.destroy_response
 #define MHD_create_response_from_callback mhd.create_response_from_callback
 #define MHD_create_response_from_buffer mhd.create_response_from_buffer
+#define MHD_suspend_connection mhd.suspend_connection
+#define MHD_resume_connection mhd.resume_connection
+#define MHD_quiesce_daemon mhd.quiesce_daemon
 
 static const char *const versions[] = { "2025-11-25", "2025-06-18",
 					"2025-03-26" };
@@ -124,15 +138,24 @@ struct session {
 	struct stream *streams;		/* tools/call requests in flight */
 };
 
-/* What one tools/call request gets sent, until its response. */
+/*
+ * What one tools/call request gets sent, until its response. Its
+ * connection is suspended while it waits for something to send, and
+ * resumed by whoever gives it something (out_send, streams_end, the
+ * keepalive timer): both under lock, so a resume never comes before its
+ * suspend, and nothing is missed in between.
+ */
 struct stream {
 	struct stream *next;		/* in its session's list */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	int refs;			/* under lock */
 	json_t *id;			/* the request's id */
 	bool sse;			/* else JSON: the response only */
 	bool done;			/* the response is in out */
+	struct MHD_Connection *conn;	/* NULL once the request completed */
+	bool suspended;			/* conn waits for a resume */
+	bool keepalive_due;		/* an SSE comment is to be sent */
+	int64_t last_sent_us;		/* when SSE bytes last went out */
 	int64_t keepalive_ms;
 	struct cw_buf out;		/* bytes not yet sent start at sent */
 	size_t sent;
@@ -161,6 +184,12 @@ struct cw_http {
 	unsigned nsessions;
 
 	unsigned connections;		/* atomic: open client connections */
+
+	/* Sends SSE keepalive comments: resumes idle streams. */
+	pthread_t ticker;
+	bool ticker_running;
+	bool stopping;			/* atomic; set under sess_lock */
+	pthread_cond_t tick_cond;	/* with sess_lock: stop now */
 };
 
 /* One HTTP request, from its headers to its completion. */
@@ -171,6 +200,7 @@ struct request {
 	struct cw_buf body;
 	bool too_large;
 	bool sse_ok;			/* the client accepts text/event-stream */
+	struct stream *st;		/* a tools/call's, once handed in */
 };
 
 /* ---- configuration ------------------------------------------------------ */
@@ -263,6 +293,15 @@ static struct cw_rules *rules_for(void *ctx, const char *grant)
 
 /* ---- sessions ----------------------------------------------------------- */
 
+/* Its connection goes on with what is new; st->lock held. */
+static void stream_wake(struct stream *st)
+{
+	if (st->suspended && st->conn) {
+		st->suspended = false;
+		MHD_resume_connection(st->conn);
+	}
+}
+
 static void stream_put(struct stream *st)
 {
 	bool free_it;
@@ -274,7 +313,6 @@ static void stream_put(struct stream *st)
 		return;
 	json_decref(st->id);
 	cw_buf_free(&st->out);
-	pthread_cond_destroy(&st->cond);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
@@ -319,7 +357,7 @@ static int out_send(void *ctx, json_t *msg, json_t *related)
 	}
 	if (final)
 		st->done = true;
-	pthread_cond_broadcast(&st->cond);
+	stream_wake(st);
 	pthread_mutex_unlock(&st->lock);
 	free(text);
 	if (final)
@@ -349,7 +387,7 @@ static void streams_end(struct session *s, json_t *id)
 		ended = st->next;
 		pthread_mutex_lock(&st->lock);
 		st->done = true;
-		pthread_cond_broadcast(&st->cond);
+		stream_wake(st);
 		pthread_mutex_unlock(&st->lock);
 		stream_put(st);
 	}
@@ -456,7 +494,7 @@ static struct session *session_new(struct cw_http *h, const char *grant)
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	cw_mcp_set_rules_source(s->mcp, rules_for, h);
-	cw_mcp_set_out(s->mcp, &(struct cw_mcp_out){ out_send, s });
+	cw_mcp_set_out(s->mcp, &(struct cw_mcp_out){ .send = out_send, .ctx = s, .refusals_later = true });
 	s->refs = 1;
 	return s;
 }
@@ -595,40 +633,44 @@ static enum MHD_Result refuse_audited(struct cw_http *h,
 /*
  * A tools/call runs on a thread of the session's MCP core, which sends what
  * belongs to the call (progress, elicitation/create, then the response)
- * through the session's out channel with the call's request id. Each such
- * request has a stream here, listed in its session under that id: as SSE,
- * the connection's thread writes what arrives, with keepalive comments
- * between; as plain JSON, it waits for the response alone. A client that
- * goes away does not stop the call: what it would have been sent is
- * dropped when the response comes.
+ * through the session's out channel with the call's request id; a call the
+ * policy refuses is answered from the audit log's notifier thread once its
+ * decision record is durable. Each such request has a stream here, listed
+ * in its session under that id: as SSE, what arrives is written as it
+ * comes, with keepalive comments between; as plain JSON, the response
+ * alone. Between, its connection is suspended. A client that goes away
+ * does not stop the call: what it would have been sent is dropped when the
+ * response comes.
  */
-/* MHD_ContentReaderCallback. With a thread per connection it may block. */
+/* MHD_ContentReaderCallback. With nothing to send yet, the connection is
+ * suspended until there is (0 is then returned, and MHD asks again once it
+ * is resumed). */
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	static const char keepalive[] = ": keepalive\n\n";
 	struct stream *st = cls;
-	struct timespec until;
 	ssize_t n;
 
 	(void)pos;
 	pthread_mutex_lock(&st->lock);
-	while (st->out.len == st->sent && !st->done) {
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += st->keepalive_ms / 1000;
-		until.tv_nsec += (st->keepalive_ms % 1000) * 1000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
-		if (pthread_cond_timedwait(&st->cond, &st->lock, &until) ==
-			    ETIMEDOUT &&
-		    st->out.len == st->sent && !st->done) {
+	if (st->out.len == st->sent && !st->done) {
+		if (st->keepalive_due) {
+			st->keepalive_due = false;
+			st->last_sent_us = cw_mono_us();
 			pthread_mutex_unlock(&st->lock);
 			n = (ssize_t)(sizeof(keepalive) - 1 < max ?
 					      sizeof(keepalive) - 1 : max);
 			memcpy(buf, keepalive, (size_t)n);
 			return n;
 		}
+		if (!st->conn) {
+			pthread_mutex_unlock(&st->lock);
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		}
+		st->suspended = true;
+		MHD_suspend_connection(st->conn);
+		pthread_mutex_unlock(&st->lock);
+		return 0;
 	}
 	if (st->out.len == st->sent) {
 		pthread_mutex_unlock(&st->lock);
@@ -640,6 +682,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	st->sent += (size_t)n;
 	if (st->sent == st->out.len)
 		st->out.len = st->sent = 0;
+	st->last_sent_us = cw_mono_us();
 	pthread_mutex_unlock(&st->lock);
 	return n;
 }
@@ -649,14 +692,72 @@ static void stream_release(void *cls)
 	stream_put(cls);
 }
 
+/*
+ * The answer of a tools/call request, once there is something to send:
+ * called when it is handed in and again at each resume of its connection.
+ * A JSON answer is sent whole when the response has come; an SSE stream
+ * starts when its first message (or a keepalive) is due, and is sent in
+ * one piece when the response is all there is. Until then the connection
+ * is suspended: no thread waits for it.
+ */
+static enum MHD_Result stream_respond(struct MHD_Connection *c,
+				      struct stream *st)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char *body;
+
+	pthread_mutex_lock(&st->lock);
+	if (!st->done && (!st->sse || (st->out.len == st->sent &&
+				       !st->keepalive_due))) {
+		st->suspended = true;
+		MHD_suspend_connection(c);
+		pthread_mutex_unlock(&st->lock);
+		return MHD_YES;
+	}
+	if (st->done) {
+		/* The response is the whole body: hand the buffer over (it
+		 * is kept terminated). A cancelled request has none. */
+		body = st->out.len ? st->out.data : NULL;
+		if (body) {
+			st->out.data = NULL;
+			st->out.len = st->out.cap = 0;
+		}
+		pthread_mutex_unlock(&st->lock);
+		if (!body && st->sse)
+			return send_body(c, MHD_HTTP_OK, "text/event-stream",
+					 NULL, NULL);
+		if (!body)
+			return send_body(c, MHD_HTTP_NO_CONTENT, NULL, NULL,
+					 NULL);
+		return send_body(c, MHD_HTTP_OK,
+				 st->sse ? "text/event-stream" :
+					   "application/json",
+				 body, NULL);
+	}
+	st->refs++;	/* the response's */
+	pthread_mutex_unlock(&st->lock);
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
+					      stream_read, st, stream_release);
+	if (!r) {
+		stream_put(st);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/event-stream");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result answer_later(struct cw_http *h,
 				    struct MHD_Connection *c,
-				    struct session *s, json_t *msg, bool sse)
+				    struct request *rq, struct session *s,
+				    json_t *msg, bool sse)
 {
 	json_t *id = json_object_get(msg, "id"), *resp;
-	struct MHD_Response *r;
 	struct stream *st;
-	enum MHD_Result ret;
 
 	st = calloc(1, sizeof(*st));
 	if (!st) {
@@ -666,9 +767,10 @@ static enum MHD_Result answer_later(struct cw_http *h,
 			      CW_JSONRPC_INTERNAL_ERROR, "out of memory");
 	}
 	pthread_mutex_init(&st->lock, NULL);
-	pthread_cond_init(&st->cond, NULL);
 	st->refs = 2;	/* this request, and the session's list */
 	st->sse = sse;
+	st->conn = c;
+	st->last_sent_us = cw_mono_us();
 	/* Its own copy: the id object is also the MCP core's, on other threads,
 	 * and jansson reads a reference count unguarded. */
 	st->id = json_deep_copy(id);
@@ -676,9 +778,21 @@ static enum MHD_Result answer_later(struct cw_http *h,
 	if (st->keepalive_ms > KEEPALIVE_MS)
 		st->keepalive_ms = KEEPALIVE_MS;
 	pthread_mutex_lock(&s->lock);
+	/* cw_http_stop ends the streams listed: none may start after. */
+	if (__atomic_load_n(&h->stopping, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&s->lock);
+		st->refs = 1;
+		stream_put(st);
+		json_decref(msg);
+		session_put(h, s);
+		return refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			      CW_JSONRPC_INTERNAL_ERROR,
+			      "the server is stopping");
+	}
 	st->next = s->streams;
 	s->streams = st;
 	pthread_mutex_unlock(&s->lock);
+	rq->st = st;
 
 	resp = cw_mcp_handle(s->mcp, msg);
 	if (resp) /* answered at once (bad params, ...) */
@@ -686,38 +800,48 @@ static enum MHD_Result answer_later(struct cw_http *h,
 	json_decref(resp);
 	json_decref(msg);
 	session_put(h, s);
-	if (sse) {
-		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
-						      stream_read, st,
-						      stream_release);
-		if (!r) {
-			stream_put(st);
-			return MHD_NO;
+	return stream_respond(c, st);
+}
+
+/*
+ * Every second, SSE streams whose connection waits with nothing sent for
+ * their keepalive period are resumed to send a comment: proxies keep them
+ * open, and a client that went away is noticed (a suspended connection is
+ * neither timed out nor read by MHD).
+ */
+static void *ticker_main(void *p)
+{
+	struct cw_http *h = p;
+	struct session *s;
+	struct stream *st;
+	struct timespec until;
+	int64_t now;
+
+	pthread_mutex_lock(&h->sess_lock);
+	while (!h->stopping) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec++;
+		pthread_cond_timedwait(&h->tick_cond, &h->sess_lock, &until);
+		if (h->stopping)
+			break;
+		now = cw_mono_us();
+		for (s = h->sessions; s; s = s->next) {
+			pthread_mutex_lock(&s->lock);
+			for (st = s->streams; st; st = st->next) {
+				pthread_mutex_lock(&st->lock);
+				if (st->sse && st->suspended && !st->done &&
+				    now - st->last_sent_us >=
+					    st->keepalive_ms * 1000) {
+					st->keepalive_due = true;
+					stream_wake(st);
+				}
+				pthread_mutex_unlock(&st->lock);
+			}
+			pthread_mutex_unlock(&s->lock);
 		}
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-					"text/event-stream");
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
-					"no-cache");
-		ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-		MHD_destroy_response(r);
-		return ret;
 	}
-	pthread_mutex_lock(&st->lock);
-	while (!st->done)
-		pthread_cond_wait(&st->cond, &st->lock);
-	pthread_mutex_unlock(&st->lock);
-	/* The response is the whole body: hand the buffer over. A cancelled
-	 * request has none. */
-	if (!st->out.len) {
-		ret = send_body(c, MHD_HTTP_NO_CONTENT, NULL, NULL, NULL);
-	} else {
-		ret = send_body(c, MHD_HTTP_OK, "application/json",
-				st->out.data, NULL);
-		st->out.data = NULL;
-		st->out.len = st->out.cap = 0;
-	}
-	stream_put(st);
-	return ret;
+	pthread_mutex_unlock(&h->sess_lock);
+	return NULL;
 }
 
 /* ---- requests ----------------------------------------------------------- */
@@ -956,7 +1080,7 @@ static enum MHD_Result on_body(struct cw_http *h, struct MHD_Connection *c,
 			      "no such session: it ended or never existed; initialize a new one");
 	}
 	if (is_request(msg, "tools/call"))
-		return answer_later(h, c, s, msg, rq->sse_ok);
+		return answer_later(h, c, rq, s, msg, rq->sse_ok);
 	resp = cw_mcp_handle(s->mcp, msg);
 	/* A cancelled request gets no response: its stream ends now. */
 	if (!resp && json_is_string(json_object_get(msg, "method")) &&
@@ -997,6 +1121,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		*con_cls = rq;
 		return on_headers(h, c, rq, url, method);
 	}
+	if (rq->st)	/* resumed: its answer, or more of it, is here */
+		return stream_respond(c, rq->st);
 	if (*upload_data_size) {
 		/* A client that trickles its body is cut off. */
 		if (cw_mono_us() - rq->started_us >
@@ -1026,6 +1152,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	(void)toe;
 	if (!rq)
 		return;
+	if (rq->st) {
+		pthread_mutex_lock(&rq->st->lock);
+		rq->st->conn = NULL;
+		rq->st->suspended = false;
+		pthread_mutex_unlock(&rq->st->lock);
+		stream_put(rq->st);
+	}
 	cw_buf_free(&rq->body);
 	config_put(rq->cfg);
 	free(rq);
@@ -1034,8 +1167,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 /*
  * When the last client connection closes, the memory a burst of requests
- * took (each connection has its thread, and threads spread allocations over
- * malloc's arenas) goes back to the machine: a sandbox's memory is small,
+ * took (calls run on threads of their own, and threads spread allocations
+ * over malloc's arenas) goes back to the machine: a sandbox's memory is small,
  * and the agent should not keep its peak for the rest of the sandbox's
  * life.
  */
@@ -1119,6 +1252,7 @@ struct cw_http *cw_http_start(struct cw_engine *e,
 	const union MHD_DaemonInfo *di;
 	char host[INET6_ADDRSTRLEN];
 	struct cw_http *h;
+	pthread_condattr_t ca;
 	socklen_t sl;
 	size_t i;
 
@@ -1149,6 +1283,10 @@ struct cw_http *cw_http_start(struct cw_engine *e,
 							   3600) * 1000000;
 	pthread_mutex_init(&h->cfg_lock, NULL);
 	pthread_mutex_init(&h->sess_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->tick_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	h->tokens_path = strdup(o->tokens_path);
 	h->policy_path = o->policy_path ? strdup(o->policy_path) : NULL;
 	h->origins = calloc(o->norigins + 1, sizeof(char *));
@@ -1168,12 +1306,15 @@ struct cw_http *cw_http_start(struct cw_engine *e,
 	h->cfg = config_load(h->tokens_path, diag);
 	if (!h->cfg)
 		goto fail;
+	/* Event-driven: a request waiting for its answer is suspended, so
+	 * no thread waits per request. */
 	h->daemon = MHD_start_daemon(
-		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-			MHD_USE_POLL | MHD_USE_ERROR_LOG |
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
 			(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 		0, NULL, NULL, on_request, h,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)EVENT_THREADS,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_CONNECTION_LIMIT, h->max_connections,
 		MHD_OPTION_CONNECTION_TIMEOUT, h->timeout_s,
@@ -1188,6 +1329,12 @@ struct cw_http *cw_http_start(struct cw_engine *e,
 			    o->listen);
 		goto fail;
 	}
+	if (pthread_create(&h->ticker, NULL, ticker_main, h)) {
+		cw_diag_add(diag, "--http", 0, 0, "",
+			    "cannot start a thread: out of resources");
+		goto fail;
+	}
+	h->ticker_running = true;
 	di = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = di ? di->port : 0;
 	if (ss.ss_family == AF_INET6)
@@ -1261,13 +1408,42 @@ int cw_http_reload(struct cw_http *h, struct cw_diag *diag)
 
 void cw_http_stop(struct cw_http *h)
 {
-	struct session *s, *next;
-	size_t i;
+	struct session *s, *next, **held = NULL;
+	size_t i, n = 0;
+	int lfd = -1;
 
 	if (!h)
 		return;
+	/* No new connection, and no new call: calls in progress finish and
+	 * are answered first. */
+	if (h->daemon)
+		lfd = MHD_quiesce_daemon(h->daemon);
+	pthread_mutex_lock(&h->sess_lock);
+	__atomic_store_n(&h->stopping, true, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&h->tick_cond);
+	held = calloc(h->nsessions + 1, sizeof(*held));
+	for (s = h->sessions; held && s; s = s->next) {
+		s->refs++;
+		held[n++] = s;
+	}
+	pthread_mutex_unlock(&h->sess_lock);
+	if (h->ticker_running)
+		pthread_join(h->ticker, NULL);
+	for (i = 0; i < n; i++) {
+		cw_mcp_drain(held[i]->mcp);
+		session_put(h, held[i]);
+	}
+	free(held);
+	/* MHD must not be stopped with connections suspended: every request
+	 * still waiting ends now. */
+	pthread_mutex_lock(&h->sess_lock);
+	for (s = h->sessions; s; s = s->next)
+		streams_end(s, NULL);
+	pthread_mutex_unlock(&h->sess_lock);
 	if (h->daemon)
 		MHD_stop_daemon(h->daemon);
+	if (lfd >= 0)
+		close(lfd);
 	for (s = h->sessions; s; s = next) {
 		next = s->next;
 		session_free(s);
@@ -1278,6 +1454,7 @@ void cw_http_stop(struct cw_http *h)
 	free(h->origins);
 	free(h->tokens_path);
 	free(h->policy_path);
+	pthread_cond_destroy(&h->tick_cond);
 	pthread_mutex_destroy(&h->sess_lock);
 	pthread_mutex_destroy(&h->cfg_lock);
 	free(h);

@@ -474,9 +474,57 @@ static const char *call_of(struct cw_mcp *m, json_t *params,
 	return NULL;
 }
 
+/* A refused call whose answer waits for its decision record to be
+ * durable: whichever of the answer and the flush comes second sends it. */
+struct later {
+	struct cw_mcp *m;
+	json_t *id;		/* a copy */
+	json_t *resp;		/* the answer, once built */
+	int refs;		/* atomic: the caller and the flush */
+	int ret;		/* of the flush */
+	char why[1100];		/* and why it failed */
+	bool pending;		/* the flush will tell (durable_later) */
+};
+
+static void later_put(struct later *lt)
+{
+	struct cw_mcp *m = lt->m;
+	json_t *resp;
+
+	if (__atomic_sub_fetch(&lt->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	resp = lt->resp;
+	if (lt->ret < 0) {
+		/* Fail closed, as the answer of a synchronous write would. */
+		json_decref(resp);
+		resp = result(lt->id, tool_error(lt->why));
+	}
+	if (resp)
+		send_out(m, resp, lt->id);
+	json_decref(lt->id);
+	free(lt);
+	pthread_mutex_lock(&m->lock);
+	m->nflights--;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* cw_audit_done_fn of a refused call's decision record. */
+static void later_durable(void *ctx, int ret, const struct cw_error *err)
+{
+	struct later *lt = ctx;
+
+	lt->ret = ret;
+	if (ret < 0)
+		snprintf(lt->why, sizeof(lt->why),
+			 "call refused because the audit log cannot be written: %s",
+			 err ? err->text : strerror(-ret));
+	later_put(lt);
+}
+
 static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params,
 		       struct flight *f, struct cw_rules *decided_by,
-		       const struct cw_verdict *decided)
+		       const struct cw_verdict *decided, struct later *lt)
 {
 	struct cw_call_hooks hooks = { .cancel_fd = -1, .decided = decided };
 	struct cw_call_result r;
@@ -498,10 +546,16 @@ static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params,
 			hooks.progress_ms = CW_MCP_PROGRESS_MS;
 		}
 	}
+	if (lt) {
+		hooks.durable = later_durable;
+		hooks.durable_ctx = lt;
+	}
 	rules = decided_by ? cw_rules_get(decided_by) : rules_now(m);
 	cw_engine_call_hooked(m->engine, rules, &call,
 			      f || decided ? &hooks : NULL, &r);
 	cw_rules_put(rules);
+	if (lt)
+		lt->pending = r.durable_later;
 	switch (r.outcome) {
 	case CW_OUTCOME_RAN:
 		js = r.data ? json_incref(r.data) :
@@ -557,7 +611,7 @@ static void *flight_main(void *p)
 	json_t *resp;
 	bool cancelled;
 
-	resp = do_call(m, f->id, f->params, f, NULL, NULL);
+	resp = do_call(m, f->id, f->params, f, NULL, NULL, NULL);
 	pthread_mutex_lock(&m->lock);
 	cancelled = f->cancelled;
 	pthread_mutex_unlock(&m->lock);
@@ -635,6 +689,37 @@ fail:
 			    "could not start the call: out of resources");
 }
 
+/* A refused call answered through out once its decision record is
+ * durable (refusals_later); NULL then, else the answer now. */
+static json_t *refuse_later(struct cw_mcp *m, json_t *id, json_t *params,
+			    struct cw_rules *rules, const struct cw_verdict *v)
+{
+	struct later *lt = calloc(1, sizeof(*lt));
+	json_t *res;
+
+	if (!lt)
+		return do_call(m, id, params, NULL, rules, v, NULL);
+	lt->m = m;
+	lt->id = json_deep_copy(id);
+	lt->refs = 2;
+	pthread_mutex_lock(&m->lock);
+	m->nflights++;	/* until answered: cw_mcp_free waits for it */
+	pthread_mutex_unlock(&m->lock);
+	res = do_call(m, id, params, NULL, rules, v, lt);
+	if (!lt->pending) {
+		json_decref(lt->id);
+		free(lt);
+		pthread_mutex_lock(&m->lock);
+		m->nflights--;
+		pthread_cond_broadcast(&m->cond);
+		pthread_mutex_unlock(&m->lock);
+		return res;
+	}
+	lt->resp = res;
+	later_put(lt);
+	return NULL;
+}
+
 /*
  * A tools/call request. A call the policy refuses whatever the counters
  * say launches nothing and asks no one, so it is answered on the
@@ -651,12 +736,14 @@ static json_t *tools_call(struct cw_mcp *m, json_t *id, json_t *params)
 	json_t *res;
 
 	if (!m->out.send || call_of(m, params, &call))
-		return do_call(m, id, params, NULL, NULL, NULL);
+		return do_call(m, id, params, NULL, NULL, NULL, NULL);
 	rules = rules_now(m);
 	if (cw_decide(cw_rules_policy(rules), &call, NULL, cw_now_us(), &v) ==
 		    0 &&
 	    v.kind == CW_VERDICT_DENY)
-		res = do_call(m, id, params, NULL, rules, &v);
+		res = m->out.refusals_later ?
+			      refuse_later(m, id, params, rules, &v) :
+			      do_call(m, id, params, NULL, rules, &v, NULL);
 	else
 		res = dispatch(m, id, params);
 	cw_rules_put(rules);

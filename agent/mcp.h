@@ -41,6 +41,11 @@ struct cw_mcp;
 struct cw_mcp_out {
 	int (*send)(void *ctx, json_t *msg, json_t *related);
 	void *ctx;
+	/* A call the policy refuses outright is answered through send too,
+	 * from the audit log's flusher thread once its decision record is
+	 * durable, so the thread that handed it in never waits for the disk.
+	 * Otherwise it is answered at once, after that wait. */
+	bool refusals_later;
 };
 
 /* grant: the caller's credential name ("local" for stdio). */

@@ -84,7 +84,7 @@ int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
 	size_t discarded = 0;
 	char chunk[65536];
 	struct out out = { .fd = out_fd, .lock = PTHREAD_MUTEX_INITIALIZER };
-	struct cw_mcp_out mo = { send_out, &out };
+	struct cw_mcp_out mo = { .send = send_out, .ctx = &out };
 	int ret = 0;
 
 	cw_mcp_set_out(m, &mo);

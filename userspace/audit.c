@@ -54,6 +54,23 @@ struct cw_audit {
 	uint64_t flushes; /* fdatasyncs for synced writes */
 	bool syncing; /* a thread is flushing */
 	pthread_cond_t synced_cond; /* ... and broadcasts when done */
+	/* Writers told later (cw_audit_write_async), by ticket in order:
+	 * the flusher thread makes them durable and hands them to the
+	 * notifier thread, which tells them (both started with the first). */
+	struct waiter *waiters, **waiters_tail;
+	pthread_cond_t waiters_cond;
+	struct waiter *ready, **ready_tail;
+	pthread_cond_t ready_cond;
+	pthread_t flusher, notifier;
+	bool flusher_running, notifier_running, flusher_stop, notifier_stop;
+};
+
+struct waiter {
+	struct waiter *next;
+	uint64_t ticket;
+	int sync_errno;		/* once ready: 0, or why its flush failed */
+	cw_audit_done_fn done;
+	void *ctx;
 };
 
 /* The chain's tail as found in the file. */
@@ -467,11 +484,28 @@ struct cw_audit *cw_audit_open(const char *path, struct cw_error *err)
 		audit_err(err, path, 0, "no memory");
 		goto out;
 	}
+	a->waiters_tail = &a->waiters;
+	a->ready_tail = &a->ready;
 	ret = -pthread_mutex_init(&a->lock, NULL);
 	if (!ret) {
 		ret = -pthread_cond_init(&a->synced_cond, NULL);
 		if (ret)
 			pthread_mutex_destroy(&a->lock);
+	}
+	if (!ret) {
+		ret = -pthread_cond_init(&a->waiters_cond, NULL);
+		if (ret) {
+			pthread_cond_destroy(&a->synced_cond);
+			pthread_mutex_destroy(&a->lock);
+		}
+	}
+	if (!ret) {
+		ret = -pthread_cond_init(&a->ready_cond, NULL);
+		if (ret) {
+			pthread_cond_destroy(&a->waiters_cond);
+			pthread_cond_destroy(&a->synced_cond);
+			pthread_mutex_destroy(&a->lock);
+		}
 	}
 	if (ret) {
 		audit_err(err, path, 0, "pthread_mutex_init failed: %s",
@@ -559,6 +593,8 @@ out:
 		if (a->wfd >= 0)
 			close(a->wfd);
 		if (mutex_ok) {
+			pthread_cond_destroy(&a->ready_cond);
+			pthread_cond_destroy(&a->waiters_cond);
 			pthread_cond_destroy(&a->synced_cond);
 			pthread_mutex_destroy(&a->lock);
 		}
@@ -577,8 +613,23 @@ void cw_audit_close(struct cw_audit *a)
 {
 	if (!a)
 		return;
+	/* Writers still waiting are told first. */
+	pthread_mutex_lock(&a->lock);
+	a->flusher_stop = true;
+	pthread_cond_broadcast(&a->waiters_cond);
+	pthread_mutex_unlock(&a->lock);
+	if (a->flusher_running)
+		pthread_join(a->flusher, NULL);
+	pthread_mutex_lock(&a->lock);
+	a->notifier_stop = true;
+	pthread_cond_broadcast(&a->ready_cond);
+	pthread_mutex_unlock(&a->lock);
+	if (a->notifier_running)
+		pthread_join(a->notifier, NULL);
 	close(a->rfd);
 	close(a->wfd);
+	pthread_cond_destroy(&a->ready_cond);
+	pthread_cond_destroy(&a->waiters_cond);
 	pthread_cond_destroy(&a->synced_cond);
 	pthread_mutex_destroy(&a->lock);
 	free(a->block);
@@ -1301,11 +1352,41 @@ void cw_audit_set_max_bytes(struct cw_audit *a, uint64_t max_bytes)
  * covered; those records stay in the file (others may follow them), so a
  * reader can find a record whose writer was told it failed.
  */
+/* One flush by this thread, a->lock held (and released during the
+ * fdatasync); the caller has checked that no other thread is flushing. */
+static void flush_once(struct cw_audit *a)
+{
+	uint64_t upto;
+	int fd, r;
+
+	a->syncing = true;
+	a->flushes++;
+	upto = a->appended;
+	fd = fcntl(a->wfd, F_DUPFD_CLOEXEC, 0);
+	if (fd >= 0) {
+		pthread_mutex_unlock(&a->lock);
+		r = fdatasync(fd) ? errno : 0;
+		close(fd);
+		pthread_mutex_lock(&a->lock);
+	} else {
+		/* out of descriptors: flush under the lock */
+		r = fdatasync(a->wfd) ? errno : 0;
+	}
+	a->syncing = false;
+	if (r) {
+		if (upto > a->failed)
+			a->failed = upto;
+		a->sync_errno = r;
+	} else if (upto > a->synced) {
+		a->synced = upto;
+	}
+	pthread_cond_broadcast(&a->synced_cond);
+}
+
 static int sync_through(struct cw_audit *a, uint64_t ticket,
 			struct cw_error *err)
 {
-	uint64_t upto;
-	int ret = 0, fd, r;
+	int ret = 0;
 
 	pthread_mutex_lock(&a->lock);
 	while (a->synced < ticket) {
@@ -1320,31 +1401,95 @@ static int sync_through(struct cw_audit *a, uint64_t ticket,
 			pthread_cond_wait(&a->synced_cond, &a->lock);
 			continue;
 		}
-		a->syncing = true;
-		a->flushes++;
-		upto = a->appended;
-		fd = fcntl(a->wfd, F_DUPFD_CLOEXEC, 0);
-		if (fd >= 0) {
-			pthread_mutex_unlock(&a->lock);
-			r = fdatasync(fd) ? errno : 0;
-			close(fd);
-			pthread_mutex_lock(&a->lock);
-		} else {
-			/* out of descriptors: flush under the lock */
-			r = fdatasync(a->wfd) ? errno : 0;
-		}
-		a->syncing = false;
-		if (r) {
-			if (upto > a->failed)
-				a->failed = upto;
-			a->sync_errno = r;
-		} else if (upto > a->synced) {
-			a->synced = upto;
-		}
-		pthread_cond_broadcast(&a->synced_cond);
+		flush_once(a);
 	}
 	pthread_mutex_unlock(&a->lock);
 	return ret;
+}
+
+/*
+ * The flusher thread: while writers wait to be told, one fdatasync (or
+ * another thread's, when one is under way) covers every record appended
+ * before it; the writers it covered go to the notifier thread, and the
+ * next flush starts at once for the records appended meanwhile. So the
+ * batches grow with the load, and neither the writers' threads nor the
+ * flushes wait for the telling.
+ */
+static void *flusher_main(void *p)
+{
+	struct cw_audit *a = p;
+	struct waiter *w;
+
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		w = a->waiters;
+		if (!w) {
+			if (a->flusher_stop)
+				break;
+			pthread_cond_wait(&a->waiters_cond, &a->lock);
+			continue;
+		}
+		if (a->synced < w->ticket && a->failed < w->ticket) {
+			if (a->syncing)
+				pthread_cond_wait(&a->synced_cond, &a->lock);
+			else
+				flush_once(a);
+			continue;
+		}
+		/* Hand over every waiter the flushes so far have covered. */
+		while ((w = a->waiters) &&
+		       (w->ticket <= a->synced || w->ticket <= a->failed)) {
+			a->waiters = w->next;
+			w->next = NULL;
+			w->sync_errno = w->ticket <= a->synced ? 0 :
+								 a->sync_errno;
+			*a->ready_tail = w;
+			a->ready_tail = &w->next;
+		}
+		if (!a->waiters)
+			a->waiters_tail = &a->waiters;
+		pthread_cond_signal(&a->ready_cond);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+/* The notifier thread: tells writers whose records the flusher made
+ * durable (or failed to), in order, outside the lock. */
+static void *notifier_main(void *p)
+{
+	struct cw_audit *a = p;
+	struct waiter *w, *list;
+	struct cw_error err;
+
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		if (!a->ready) {
+			if (a->notifier_stop)
+				break;
+			pthread_cond_wait(&a->ready_cond, &a->lock);
+			continue;
+		}
+		list = a->ready;
+		a->ready = NULL;
+		a->ready_tail = &a->ready;
+		pthread_mutex_unlock(&a->lock);
+		while ((w = list)) {
+			list = w->next;
+			if (!w->sync_errno) {
+				w->done(w->ctx, 0, NULL);
+			} else {
+				audit_err(&err, a->path, 0,
+					  "fdatasync of the log failed: %s",
+					  errstr(w->sync_errno));
+				w->done(w->ctx, -w->sync_errno, &err);
+			}
+			free(w);
+		}
+		pthread_mutex_lock(&a->lock);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
 }
 
 int cw_audit_write(struct cw_audit *a, const char *type,
@@ -1446,6 +1591,64 @@ int cw_audit_write_flags(struct cw_audit *a, const char *type,
 	if (!ret && !(flags & CW_AUDIT_DEFER_SYNC))
 		ret = sync_through(a, ticket, err);
 out:
+	heads_free(&h);
+	cw_buf_free(&mid);
+	return ret;
+}
+
+int cw_audit_write_async(struct cw_audit *a, const char *type,
+			 const char *invocation, json_t *fields,
+			 cw_audit_done_fn done, void *ctx,
+			 struct cw_error *err)
+{
+	struct cw_buf mid = { 0 };
+	struct heads h = { 0 };
+	struct waiter *w = NULL;
+	int ret;
+
+	ret = prepare_record(a, &h, type, invocation, fields, &mid, err);
+	if (ret)
+		goto out;
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		ret = -ENOMEM;
+		audit_err(err, a->path, 0, "no memory");
+		goto out;
+	}
+	w->done = done;
+	w->ctx = ctx;
+	ret = -pthread_mutex_lock(&a->lock);
+	if (ret) {
+		audit_err(err, a->path, 0, "pthread_mutex_lock failed: %s",
+			  errstr(-ret));
+		goto out;
+	}
+	if (!a->notifier_running) {
+		ret = -pthread_create(&a->notifier, NULL, notifier_main, a);
+		a->notifier_running = !ret;
+	}
+	if (!ret && !a->flusher_running) {
+		ret = -pthread_create(&a->flusher, NULL, flusher_main, a);
+		a->flusher_running = !ret;
+	}
+	if (ret) {
+		pthread_mutex_unlock(&a->lock);
+		audit_err(err, a->path, 0,
+			  "cannot start the log's flusher threads: %s",
+			  errstr(-ret));
+		goto out;
+	}
+	ret = append_record(a, mid.data, mid.len, err);
+	if (!ret) {
+		w->ticket = a->appended;
+		*a->waiters_tail = w;
+		a->waiters_tail = &w->next;
+		w = NULL;
+		pthread_cond_signal(&a->waiters_cond);
+	}
+	pthread_mutex_unlock(&a->lock);
+out:
+	free(w);
 	heads_free(&h);
 	cw_buf_free(&mid);
 	return ret;

@@ -174,6 +174,66 @@ decisions() {
 	assert_equal "$(jq -r 'select(.type == "decision") | .session' "$AUDIT" | sort -u)" "$sid"
 }
 
+@test "a refused call is answered, as JSON and as SSE, only after its decision record is flushed" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	http_start
+	sid=$(http_init "$TOKEN_alice")
+	run req POST "$TOKEN_alice" "$sid" '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+	assert_output 202
+	strace -f -p "$HTTP_PID" -o "$T/trace" -s 4096 -e signal=none \
+		-e trace=write,writev,sendmsg,sendto,fdatasync,fsync,fcntl 2>"$T/strace.err" &
+	spid=$!
+	for _ in $(seq 200); do
+		grep -q attached "$T/strace.err" && break
+		sleep 0.05
+	done
+	grep -q attached "$T/strace.err" || { kill "$spid"; fail "strace did not attach: $(cat "$T/strace.err")"; }
+	for id in 4241 4242; do
+		[ "$id" = 4241 ] && export ACCEPT=application/json || unset ACCEPT
+		run req POST "$TOKEN_alice" "$sid" '{"jsonrpc":"2.0","id":'"$id"',"method":"tools/call","params":{"name":"write_file","arguments":{}}}'
+		assert_output 200
+		grep -q '"isError":true' "$T/b" || { kill "$spid"; fail "not a denial: $(cat "$T/b")"; }
+	done
+	unset ACCEPT
+	kill "$spid"
+	wait "$spid" || true
+	afd=$(grep -m1 -E '^[0-9]+ +write\(([0-9]+), "\{\\"ts.*\\"type\\":\\"decision\\"' "$T/trace" | sed -E 's/^[0-9]+ +write\(([0-9]+),.*/\1/')
+	[ -n "$afd" ] || fail "no decision record written: $(head -c 2000 "$T/trace")"
+	# each answer goes out after the last decision record written before
+	# it and a sync of the log (on its descriptor or a duplicate) that
+	# ended after that write; -f: a call may show as "unfinished" and
+	# "resumed" on two lines, both with the thread id
+	run awk -v fd="$afd" '
+		{ tid = $1; sub(/^[0-9]+ +/, "") }
+		/^fcntl\(/ {
+			split($0, a, /[(,]/)
+			if (a[2] == fd && $0 ~ /F_DUPFD/) {
+				if ($0 ~ /unfinished/) dupping[tid] = 1
+				else { n = $NF; dup[n] = 1 }
+			}
+		}
+		/^<\.\.\. fcntl resumed>/ && dupping[tid] { dup[$NF] = 1; dupping[tid] = 0 }
+		$0 ~ "^write\\(" fd ", \"\\{\\\\\"ts" && /decision/ { w = NR; synced = 0 }
+		/^(fdatasync|fsync)\(/ && w {
+			f = $0; sub(/^[a-z]+\(/, "", f); sub(/[ )].*/, "", f)
+			if (f == fd || (f in dup)) {
+				if ($0 ~ /unfinished/) { syncing[tid] = 1; started[tid] = NR }
+				else synced = NR
+			}
+		}
+		/^<\.\.\. (fdatasync|fsync) resumed>/ && syncing[tid] {
+			if (started[tid] > w) synced = NR
+			syncing[tid] = 0
+		}
+		/^(sendmsg|sendto|writev|write)\(/ && /\\"id\\":424[12][,}]/ {
+			id = $0; sub(/.*\\"id\\":/, "", id); id = substr(id, 1, 4)
+			print id, (w > 0 && synced > w) ? "ordered" : "unordered"
+		}
+	' "$T/trace"
+	assert_output "4241 ordered
+4242 ordered"
+}
+
 @test "a token file others may read is refused at start, naming the file" {
 	chmod 0644 "$T/tokens.json"
 	run "$CW" serve --http 127.0.0.1:0 --tokens "$T/tokens.json" --state-dir "$STATE" --audit "$AUDIT"

@@ -580,6 +580,119 @@ static void test_threads_share_a_handle(void **state)
 	free(path);
 }
 
+/* What cw_audit_write_async's writers were told. */
+struct told {
+	pthread_mutex_t lock;
+	int ok, failed;
+	int told[300];		/* how often each record was told */
+};
+
+struct async_ctx {
+	struct told *t;
+	int i;
+};
+
+static void async_done(void *ctx, int ret, const struct cw_error *err)
+{
+	struct async_ctx *c = ctx;
+	struct told *t = c->t;
+
+	assert_true(ret == 0 || (err && err->text[0]));
+	pthread_mutex_lock(&t->lock);
+	if (ret)
+		t->failed++;
+	else
+		t->ok++;
+	t->told[c->i]++;
+	pthread_mutex_unlock(&t->lock);
+	free(c);
+}
+
+struct async_arg {
+	struct cw_audit *a;
+	struct told *t;
+	int id;
+	int failures;
+};
+
+static void *thread_async_writer(void *p)
+{
+	struct async_arg *w = p;
+	struct cw_error err;
+	int j;
+
+	for (j = 0; j < 100; j++) {
+		json_t *f = json_pack("{s:i, s:i}", "thread", w->id, "n", j);
+		struct async_ctx *c = malloc(sizeof(*c));
+		int ret;
+
+		if (!f || !c) {
+			w->failures++;
+			json_decref(f);
+			free(c);
+			continue;
+		}
+		c->t = w->t;
+		c->i = w->id * 100 + j;
+		/* Every third a synchronous writer in between. */
+		if (j % 3 == 2 &&
+		    cw_audit_write(w->a, "net", "inv-s", f, &err))
+			w->failures++;
+		ret = cw_audit_write_async(w->a, "decision", "inv-a", f,
+					   async_done, c, &err);
+		if (ret) {
+			w->failures++;
+			free(c);
+		}
+		json_decref(f);
+	}
+	return NULL;
+}
+
+static void test_async_writers_told_once_durable(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	struct told t = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct async_arg args[3];
+	struct cw_error err;
+	struct cw_audit *a;
+	pthread_t th[3];
+	struct lines l;
+	int i, sync_writes = 3 * 33;
+	json_t *bad;
+
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	for (i = 0; i < 3; i++) {
+		args[i] = (struct async_arg){ .a = a, .t = &t, .id = i };
+		assert_int_equal(0, pthread_create(&th[i], NULL,
+						   thread_async_writer,
+						   &args[i]));
+	}
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(0, pthread_join(th[i], NULL));
+		assert_int_equal(0, args[i].failures);
+	}
+	/* A record refused before it is written is not told. */
+	bad = json_pack("{s:i}", "seq", 1);
+	assert_int_equal(-EINVAL,
+			 cw_audit_write_async(a, "decision", NULL, bad,
+					      async_done, NULL, &err));
+	json_decref(bad);
+	assert_true(cw_audit_flushes(a) >= 1);
+	/* Closing tells every writer still waiting. */
+	cw_audit_close(a);
+	assert_int_equal(300, t.ok);
+	assert_int_equal(0, t.failed);
+	for (i = 0; i < 300; i++)
+		assert_int_equal(1, t.told[i]);
+	lines_read(path, &l);
+	assert_int_equal(300 + sync_writes, l.n);
+	check_chain(&l, 0, 1, "");
+	lines_free(&l);
+	free(path);
+}
+
 static void test_torn_last_line(void **state)
 {
 	char *dir = *state, *path = join(dir, "audit.jsonl");
@@ -1603,6 +1716,7 @@ int main(void)
 		DIR_TEST(test_refuses_unsafe_paths),
 		DIR_TEST(test_forked_writers),
 		DIR_TEST(test_threads_share_a_handle),
+		DIR_TEST(test_async_writers_told_once_durable),
 		DIR_TEST(test_torn_last_line),
 		DIR_TEST(test_torn_first_write),
 		DIR_TEST(test_steps_over_damaged_lines),
