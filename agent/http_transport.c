@@ -683,6 +683,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	if (st->sent == st->out.len)
 		st->out.len = st->sent = 0;
 	st->last_sent_us = cw_mono_us();
+	st->keepalive_due = false;	/* this does as well */
 	pthread_mutex_unlock(&st->lock);
 	return n;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * MCP Streamable HTTP transport (protocol 2025-03-26 to 2025-11-25) on
- * libmicrohttpd, one thread per connection: a command that runs long holds
+ * libmicrohttpd, event-driven (two epoll threads; a request waiting for its
+ * answer is suspended and holds no thread): a command that runs long holds
  * only its own connection. One endpoint, /mcp:
  *   POST    one JSON-RPC message; a request is answered with JSON, or with
  *           an SSE stream for tools/call when the client accepts one;
