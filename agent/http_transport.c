@@ -436,11 +436,18 @@ static unsigned sessions_expire(struct cw_http *h, int64_t now)
 {
 	struct session *s = h->sessions, *next;
 	unsigned n = 0;
+	bool idle;
 
 	for (; s; s = next) {
 		next = s->next;
-		if (s->refs == 1 && !__atomic_load_n(&s->streams, __ATOMIC_ACQUIRE) &&
-		    now - s->last_used_us > h->session_idle_us) {
+		if (s->refs != 1 || now - s->last_used_us <= h->session_idle_us)
+			continue;
+		/* Its streams change under its lock (out_send, on the
+		 * threads of calls and of the audit log). */
+		pthread_mutex_lock(&s->lock);
+		idle = !s->streams;
+		pthread_mutex_unlock(&s->lock);
+		if (idle) {
 			session_unlink(h, s);
 			if (--s->refs == 0)
 				session_free(s);

@@ -722,9 +722,11 @@ static json_t *refuse_later(struct cw_mcp *m, json_t *id, json_t *params,
 
 /*
  * A tools/call request. A call the policy refuses whatever the counters
- * say launches nothing and asks no one, so it is answered on the
+ * say launches nothing and asks no one, so it is decided on the
  * transport's thread, with the verdict reached here: a thread of its own
- * would cost more than the decision and its audit record. Every other
+ * would cost more than the decision and its audit record. It is answered
+ * there, or (refusals_later) through out once its record is durable, so
+ * that thread does not wait for the disk. Every other
  * call runs on a thread of its own when the transport can send answers
  * later.
  */

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # make tsan: the end-to-end tests of concurrent calls, background calls,
-# approvals and commands against an agent built with ThreadSanitizer. Fails
+# approvals, commands and the HTTP transport (its event threads, the audit
+# log's flusher and notifier) against an agent built with ThreadSanitizer
+# (not the HTTP soak: it measures RSS, which the sanitizer inflates). Fails
 # on a failing test or on any report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +14,8 @@ trap 'rm -rf "$reports"' EXIT
 	(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
 rc=0
 TSAN_OPTIONS="log_path=$reports/tsan second_deadlock_stack=1" CW="$agent" \
-	bats tests/e2e/concurrency.bats tests/e2e/approvals.bats tests/e2e/run_command.bats || rc=1
+	bats tests/e2e/concurrency.bats tests/e2e/approvals.bats tests/e2e/run_command.bats \
+		tests/e2e/http.bats tests/e2e/http_sdk.bats || rc=1
 if compgen -G "$reports/tsan*" >/dev/null; then
 	cat "$reports"/tsan*
 	echo "ThreadSanitizer reported the above" >&2
