@@ -474,6 +474,15 @@ static const char *call_of(struct cw_mcp *m, json_t *params,
 	return NULL;
 }
 
+/* A call no longer in flight: cw_mcp_free may be waiting for the last. */
+static void flight_over(struct cw_mcp *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->nflights--;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
 /* A refused call whose answer waits for its decision record to be
  * durable: whichever of the answer and the flush comes second sends it. */
 struct later {
@@ -503,10 +512,7 @@ static void later_put(struct later *lt)
 		send_out(m, resp, lt->id);
 	json_decref(lt->id);
 	free(lt);
-	pthread_mutex_lock(&m->lock);
-	m->nflights--;
-	pthread_cond_broadcast(&m->cond);
-	pthread_mutex_unlock(&m->lock);
+	flight_over(m);
 }
 
 /* cw_audit_done_fn of a refused call's decision record. */
@@ -681,10 +687,7 @@ static json_t *dispatch(struct cw_mcp *m, json_t *id, json_t *params)
 fail:
 	if (f)
 		flight_free(f);
-	pthread_mutex_lock(&m->lock);
-	m->nflights--;
-	pthread_cond_broadcast(&m->cond);
-	pthread_mutex_unlock(&m->lock);
+	flight_over(m);
 	return cw_mcp_error(id, CW_JSONRPC_INTERNAL_ERROR,
 			    "could not start the call: out of resources");
 }
@@ -709,10 +712,7 @@ static json_t *refuse_later(struct cw_mcp *m, json_t *id, json_t *params,
 	if (!lt->pending) {
 		json_decref(lt->id);
 		free(lt);
-		pthread_mutex_lock(&m->lock);
-		m->nflights--;
-		pthread_cond_broadcast(&m->cond);
-		pthread_mutex_unlock(&m->lock);
+		flight_over(m);
 		return res;
 	}
 	lt->resp = res;

@@ -701,6 +701,7 @@ int cw_bpfnet_call_seal(struct cw_bpfnet *b, uint64_t cgroup_id,
 {
 	struct net_counters cnt;
 	struct net_call cfg;
+	struct call *c;
 	int ret = 0;
 
 	if (st)
@@ -708,7 +709,8 @@ int cw_bpfnet_call_seal(struct cw_bpfnet *b, uint64_t cgroup_id,
 	if (!b)
 		return -EINVAL;
 	pthread_mutex_lock(&b->lock);
-	if (!*find_call(b, cgroup_id)) {
+	c = *find_call(b, cgroup_id);
+	if (!c) {
 		ret = -ENOENT;
 		goto out;
 	}
@@ -740,7 +742,7 @@ int cw_bpfnet_call_seal(struct cw_bpfnet *b, uint64_t cgroup_id,
 	/* Denied by default now, the rules admit nothing: they go at once,
 	 * so the minutes a sealed call lingers cost the kernel and the agent
 	 * only its config and counters, not one trie entry per CIDR. */
-	ret = drop_rules(b, *find_call(b, cgroup_id));
+	ret = drop_rules(b, c);
 out:
 	pthread_mutex_unlock(&b->lock);
 	return ret;
