@@ -209,6 +209,37 @@ static int check_names(const struct cw_strv *v, const char *what,
 	return 0;
 }
 
+/*
+ * What the launcher itself calls once the filter is in place: sendmsg hands
+ * the listener to the agent, execve starts the shell, and a failed execve
+ * is reported with write before exit_group. Denied, the first would wait
+ * for an answer from an agent that is itself waiting for the launch, and
+ * no command could start without the others; so a policy cannot deny them.
+ */
+static const char *const launcher_calls[] = {
+	"sendmsg", "execve", "write", "exit_group",
+};
+
+static int check_launcher(const struct cw_strv *deny, struct cw_error *err)
+{
+	size_t i, j;
+
+	for (i = 0; i < deny->n; i++)
+		for (j = 0; j < CW_ARRAY_SIZE(launcher_calls); j++) {
+			if (strcmp(deny->v[i], launcher_calls[j]) != 0)
+				continue;
+			cw_error_set(err, "\"%s\" in deny[%zu] cannot be "
+				     "denied: the launcher calls it after the "
+				     "filter is in place, to start the "
+				     "command", deny->v[i], i);
+			if (err)
+				snprintf(err->path, sizeof(err->path),
+					 "sandbox.seccomp.deny[%zu]", i);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 /* Adds the rule a denied name gets. Syscalls that do not exist on this
  * architecture cannot be called through the native ABI (and every other ABI
  * is killed), so they need no rule. */
@@ -428,6 +459,9 @@ struct cw_seccomp_prog *cw_seccomp_build(const struct cw_sandbox *sb,
 		goto out;
 	}
 	rc = check_names(&sb->seccomp.deny, "deny", err);
+	if (rc < 0)
+		goto out;
+	rc = check_launcher(&sb->seccomp.deny, err);
 	if (rc < 0)
 		goto out;
 	rc = check_names(&sb->seccomp.allow, "allow", err);

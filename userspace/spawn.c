@@ -27,9 +27,10 @@
  *  9. PR_SET_NO_NEW_PRIVS: setuid binaries and file capabilities grant
  *     nothing from here on; it also lets a non-root child load seccomp.
  * 10. seccomp last, just before execve, so that a policy's deny list cannot
- *     break the launcher's own steps. With a listener (denials audited), the
- *     child sends it to the parent over the report socket and closes it, so
- *     the command can never answer its own denials.
+ *     break the launcher's own steps (the few it makes after the filter, a
+ *     policy may not deny: cw_seccomp_build). With a listener (denials
+ *     audited), the child sends it to the parent over the report socket;
+ *     it is close-on-exec, so the command can never answer its own denials.
  * 11. execve shell -c command.
  * A failing step writes {step, errno} to the report socket (a SEQPACKET
  * pair, one message each) and exits 127; EOF (the child's end closed by
@@ -364,10 +365,10 @@ static void __attribute__((noreturn)) child_run(const struct plan *pl)
 		rc = cw_seccomp_install_listener(pl->seccomp, &lfd);
 		if (rc < 0)
 			child_fail(fd, STEP_SECCOMP, -rc, 0);
-		if (lfd >= 0) {
+		/* The kernel made lfd close-on-exec: no close, which a
+		 * policy may deny, is needed after the filter. */
+		if (lfd >= 0)
 			send_listener(fd, lfd);
-			close(lfd);
-		}
 	} else if (pl->seccomp) {
 		rc = cw_seccomp_install(pl->seccomp);
 		if (rc < 0)

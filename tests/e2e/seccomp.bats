@@ -101,6 +101,27 @@ JSON
 	assert_output --partial 'no_such_call'
 }
 
+@test "what the launcher calls after the filter cannot be denied; denying close still launches" {
+	cat >"$T/execve.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"seccomp":{"deny":["execve"]}}}}}
+JSON
+	run "$CW" check --policy "$T/execve.json"
+	assert_failure
+	assert_output --partial '"execve" in deny[0] cannot be denied'
+	# close used to hang the launch: the child closed the listener after
+	# the filter, and the agent answered no denial before the exec.
+	cat >"$T/close.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"seccomp":{"deny":["close"]}}}}}
+JSON
+	# (the shell starts, and its loader is refused the close)
+	run timeout 60 "$CW" exec --state-dir "$STATE" --audit "$AUDIT" --policy "$T/close.json" -- true
+	assert_success
+	assert_equal "$(jq -r .exit_code <<<"$output")" 127
+	[[ "$(jq -r .stderr <<<"$output")" == *"cannot close file descriptor: Operation not permitted"* ]]
+	run jq -r 'select(.type == "seccomp") | "\(.comm) \(.syscall)"' "$AUDIT"
+	assert_line "bash close"
+}
+
 @test "packet sockets are refused unless network.raw_sockets is true, even for root" {
 	pkt="python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW); print(\"opened\")' 2>&1 | tail -1"
 	for raw in false true; do

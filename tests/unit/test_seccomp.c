@@ -655,6 +655,42 @@ static void test_allow_list(void **state)
 	cw_seccomp_free(p);
 }
 
+/* The calls the launcher makes after the filter cannot be denied (a denied
+ * sendmsg or execve would hang the launch waiting for a listener nobody
+ * reads yet); close, which it no longer makes, can. */
+static void test_launcher_calls(void **state)
+{
+	static const char *const refused[] = {
+		"sendmsg", "execve", "write", "exit_group",
+	};
+	struct cw_seccomp_prog *p;
+	struct sandbox_lists s;
+	struct cw_error err;
+	char want[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < CW_ARRAY_SIZE(refused); i++) {
+		sandbox_init(&s, "none");
+		sandbox_deny(&s, "uname");
+		sandbox_deny(&s, refused[i]);
+		memset(&err, 0, sizeof(err));
+		errno = 0;
+		assert_null(cw_seccomp_build(&s.sb, &err));
+		assert_int_equal(EINVAL, errno);
+		snprintf(want, sizeof(want), "\"%s\" in deny[1] cannot be denied",
+			 refused[i]);
+		if (!strstr(err.text, want))
+			fail_msg("expected \"%s\" in: %s", want, err.text);
+		assert_string_equal("sandbox.seccomp.deny[1]", err.path);
+	}
+	sandbox_init(&s, "default");
+	sandbox_deny(&s, "close");
+	p = cw_seccomp_build(&s.sb, NULL);
+	assert_non_null(p);
+	cw_seccomp_free(p);
+}
+
 static void test_unknown_names(void **state)
 {
 	struct sandbox_lists s;
@@ -857,6 +893,7 @@ int main(void)
 		cmocka_unit_test(test_deny_list),
 		cmocka_unit_test(test_allow_list),
 		cmocka_unit_test(test_unknown_names),
+		cmocka_unit_test(test_launcher_calls),
 		cmocka_unit_test(test_program_len),
 		cmocka_unit_test(test_listener_answers_denials),
 	};
