@@ -53,6 +53,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1267,12 +1268,67 @@ struct clone3_args {
 		stack_size, tls, set_tid, set_tid_size, cgroup;
 };
 
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && \
+	!defined(__SANITIZE_THREAD__)
+/*
+ * long cw_spawn_clone3(struct clone3_args *ca, size_t size,
+ *                      void (*fn)(void *), void *arg)
+ * clone3 whose child calls fn(arg) on the stack ca gives it and exits 127
+ * should fn return. In assembly because a child sharing the parent's
+ * memory must not return through the C frames of the parent's stack. The
+ * sanitizers keep per-thread state such a child would corrupt, so their
+ * builds use fork.
+ */
+#define CW_SPAWN_SHARED_VM 1
+#define CW_SPAWN_STACK 16384
+long cw_spawn_clone3(struct clone3_args *ca, size_t size,
+		     void (*fn)(void *), void *arg)
+	__attribute__((visibility("hidden")));
+__asm__(".text\n"
+	".globl cw_spawn_clone3\n"
+	".hidden cw_spawn_clone3\n"
+	".type cw_spawn_clone3, @function\n"
+	".p2align 4\n"
+	"cw_spawn_clone3:\n"
+	"	movq %rdx, %r8\n"	/* fn: r8 and r9 survive syscall */
+	"	movq %rcx, %r9\n"	/* arg */
+	"	movl $435, %eax\n"	/* __NR_clone3 */
+	"	syscall\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"
+	"	ret\n"			/* parent: the pid or -errno */
+	"1:	xorl %ebp, %ebp\n"	/* child, on its own stack */
+	"	movq %r9, %rdi\n"
+	"	call *%r8\n"
+	"	movl $127, %edi\n"
+	"	movl $231, %eax\n"	/* __NR_exit_group */
+	"	syscall\n"
+	"	hlt\n"
+	".size cw_spawn_clone3, .-cw_spawn_clone3\n");
+
+static void child_entry(void *pl)
+{
+	child_run(pl);
+}
+#endif
+
 /*
  * Starts the child, in the call's cgroup from its first instruction when
  * asked: clone3 with CLONE_INTO_CGROUP, so not even a fork the command
- * makes at once can land outside it. Kernels without it (before 5.7) get
- * fork, and the child writes itself into cgroup.procs before anything
- * else. Returns like fork().
+ * makes at once can land outside it.
+ *
+ * Where it can, the child shares the agent's memory until its execve
+ * (CLONE_VM | CLONE_VFORK, as posix_spawn does): copying the agent's page
+ * tables and then taking copy-on-write faults on both sides cost more than
+ * anything else a launch does. The agent's thread waits, suspended, until
+ * the child has called execve or exited; the child only reads the plan and
+ * writes its own stack (a buffer here) and, through libc, this thread's
+ * errno. Its credential change marks the shared memory non-dumpable, so
+ * nothing running as the target user can read the agent through it.
+ *
+ * Kernels without clone3 (before 5.3), or without CLONE_INTO_CGROUP (before
+ * 5.7), get clone3 without CLONE_VM or fork, and then the child writes
+ * itself into cgroup.procs before anything else. Returns like fork().
  */
 static pid_t start_child(const struct cw_spawn_opts *o, struct plan *pl,
 			 int *v2procs)
@@ -1280,6 +1336,29 @@ static pid_t start_child(const struct cw_spawn_opts *o, struct plan *pl,
 	struct clone3_args ca;
 	long pid;
 
+#ifdef CW_SPAWN_SHARED_VM
+	{
+		/* This thread is suspended while the child runs on it. */
+		char stack[CW_SPAWN_STACK] __attribute__((aligned(16)));
+
+		memset(&ca, 0, sizeof(ca));
+		ca.flags = CLONE_VM | CLONE_VFORK;
+		if (o->into_cgroup) {
+			ca.flags |= CLONE_INTO_CGROUP;
+			ca.cgroup = (uint64_t)o->cgroup_fd;
+		}
+		ca.exit_signal = SIGCHLD;
+		ca.stack = (uint64_t)(uintptr_t)stack;
+		ca.stack_size = sizeof(stack);
+		pid = cw_spawn_clone3(&ca, sizeof(ca), child_entry, pl);
+		if (pid >= 0)
+			return (pid_t)pid;
+		if (pid != -ENOSYS && pid != -E2BIG && pid != -EINVAL) {
+			errno = (int)-pid;
+			return -1;
+		}
+	}
+#endif
 	if (!o->into_cgroup)
 		return fork();
 	memset(&ca, 0, sizeof(ca));

@@ -126,6 +126,21 @@ teardown() {
 	assert_output ordered
 }
 
+@test "the command's process shares the agent's memory until its exec, and starts in the call's cgroup" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	case "$(uname -m)" in x86_64) ;; *) skip "the shared-memory start is x86_64 only; others fork" ;; esac
+	# Only clone3 is traced (see the test above for why no open or exec).
+	{ printf '%s\n' "$INIT" "$INITIALIZED" "$(call_json 1 'echo started')"; } |
+		strace -f -o "$T/trace" -e trace=clone3 -e signal=none \
+			"$CW" serve --policy "$BATS_TEST_DIRNAME/policies/seed-wide.json" \
+			--state-dir "$STATE" --audit "$AUDIT" >"$T/out"
+	assert_equal "$(text 1 | jq -r .stdout)" started
+	want='clone3({flags=CLONE_VM|CLONE_VFORK'
+	[ "$("$CW" probe --json | jq -r .layers.cgroup)" = true ] && want="$want|CLONE_INTO_CGROUP"
+	run grep -c -F "$want, exit_signal=SIGCHLD, stack=" "$T/trace"
+	assert_output 1
+}
+
 @test "a call that cannot launch gives its counter back" {
 	d="$T/launch-cwd"
 	cat >"$T/policy.json" <<JSON
