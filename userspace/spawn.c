@@ -531,6 +531,143 @@ names:
 	return 0;
 }
 
+/* What a lookup in the child sends back: the result of resolve_user. */
+struct resolved {
+	int rc;
+	struct cw_error err;
+	uid_t uid;
+	gid_t gid;
+	bool change_ids;
+	bool has_shell;
+	char user[256];
+	char home[PATH_MAX];
+	char shell[PATH_MAX];
+	uint32_t ngroups;
+	/* then ngroups gid_t */
+};
+
+static int read_full(int fd, void *p, size_t n)
+{
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < n) {
+		r = read(fd, (char *)p + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -EIO;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+static void __attribute__((noreturn))
+resolve_child(const struct cw_sandbox *sb, int fd)
+{
+	struct resolved *res = calloc(1, sizeof(*res));
+	struct target t;
+
+	if (!res)
+		_exit(1);
+	memset(&t, 0, sizeof(t));
+	res->rc = resolve_user(sb, &t, &res->err);
+	if (res->rc == 0) {
+		res->uid = t.uid;
+		res->gid = t.gid;
+		res->change_ids = t.change_ids;
+		res->has_shell = t.login_shell != NULL;
+		res->ngroups = (uint32_t)t.ngroups;
+		if (strlen(t.user) >= sizeof(res->user) ||
+		    strlen(t.home) >= sizeof(res->home) ||
+		    (t.login_shell &&
+		     strlen(t.login_shell) >= sizeof(res->shell))) {
+			res->rc = -ENAMETOOLONG;
+			cw_error_set(&res->err, "the name, home or shell of "
+				     "user \"%s\" is too long", t.user);
+		} else {
+			strcpy(res->user, t.user);
+			strcpy(res->home, t.home);
+			strcpy(res->shell, t.login_shell ? t.login_shell : "");
+		}
+	}
+	if (res->rc < 0)
+		res->ngroups = 0;
+	_exit(cw_write_all(fd, res, sizeof(*res)) < 0 ||
+	      cw_write_all(fd, t.groups, res->ngroups * sizeof(gid_t)) < 0);
+}
+
+/*
+ * resolve_user in a short-lived child. NSS loads the modules nsswitch.conf
+ * names (libnss_systemd on Debian, about 0.3 MiB) into the process that
+ * asks and never unloads them, for lookups the cache below then answers;
+ * in a child they never reach the agent. glibc resets its malloc, loader
+ * and NSS locks in a forked child, so the lookup is safe there although
+ * the agent has threads; signals stay blocked, so no agent handler runs in
+ * the child. Without a child, the lookup runs here.
+ */
+static int resolve_user_isolated(const struct cw_sandbox *sb,
+				 struct target *t, struct cw_error *err)
+{
+	struct resolved *res;
+	sigset_t all, old;
+	int fds[2], status, rc;
+	pid_t pid;
+
+	res = calloc(1, sizeof(*res));
+	if (!res || pipe2(fds, O_CLOEXEC) < 0) {
+		free(res);
+		return resolve_user(sb, t, err);
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0)
+		resolve_child(sb, fds[1]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	close(fds[1]);
+	if (pid < 0) {
+		close(fds[0]);
+		free(res);
+		return resolve_user(sb, t, err);
+	}
+	rc = read_full(fds[0], res, sizeof(*res));
+	if (rc == 0 && res->rc == 0 && res->ngroups > 65536)
+		rc = -EIO;
+	if (rc == 0 && res->rc == 0 && res->ngroups) {
+		t->groups = malloc(res->ngroups * sizeof(gid_t));
+		rc = t->groups ? read_full(fds[0], t->groups,
+					   res->ngroups * sizeof(gid_t)) :
+				 -ENOMEM;
+	}
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (rc == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
+		rc = -EIO;
+	if (rc < 0) {
+		cw_error_set(err, "looking up the user in a child process "
+			     "failed");
+	} else if (res->rc < 0) {
+		rc = res->rc;
+		if (err)
+			*err = res->err;
+	} else {
+		t->ngroups = res->ngroups;
+		t->uid = res->uid;
+		t->gid = res->gid;
+		t->change_ids = res->change_ids;
+		memcpy(t->cuser, res->user, sizeof(t->cuser));
+		memcpy(t->chome, res->home, sizeof(t->chome));
+		memcpy(t->cshell, res->shell, sizeof(t->cshell));
+		t->user = t->cuser;
+		t->home = t->chome;
+		t->login_shell = res->has_shell ? t->cshell : NULL;
+	}
+	free(res);
+	return rc;
+}
+
 /*
  * Account lookups go through NSS and cost about 100 us a call, a large part
  * of a short command's overhead. The last resolution is reused while the
@@ -604,7 +741,7 @@ static int resolve_user_cached(const struct cw_sandbox *sb, struct target *t,
 	}
 	pthread_mutex_unlock(&idc.lock);
 
-	rc = resolve_user(sb, t, err);
+	rc = resolve_user_isolated(sb, t, err);
 	if (rc < 0 || !files)
 		return rc;
 	g = t->ngroups ? malloc(t->ngroups * sizeof(*g)) : NULL;

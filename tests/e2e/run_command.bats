@@ -40,6 +40,18 @@ teardown() {
 	assert_equal "$(text 1 | jq -r .stdout)" "$(printf '%s\n%s' "$(id -u nobody)" "$(id -G nobody)")"
 }
 
+@test "account lookups leave no NSS module in the agent" {
+	# A process that looks up an account keeps the NSS modules it loaded
+	# (libnss_systemd on Debian); the agent looks up in a child instead.
+	n=$(python3 -c 'import os, pwd; os.getgrouplist("root", pwd.getpwnam("root").pw_gid); print(open("/proc/self/maps").read())' | grep -c 'libnss_' || true)
+	[ "$n" -gt 0 ] || skip "looking up an account loads no NSS module here"
+	cat >"$T/p.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"user":"root"}}}}
+JSON
+	mcp --policy "$T/p.json" -- "$(call_json 1 'id -un; grep -c libnss_ /proc/$PPID/maps')"
+	assert_equal "$(text 1 | jq -r .stdout)" "$(printf 'root\n0')"
+}
+
 @test "the command's environment comes from the policy, not the agent" {
 	export CW_AGENT_SECRET=s3cret LANG=C.UTF-8
 	mcp -- "$(call_json 1 'env' '{"envs":{"MY_VAR":"x y"}}')"
