@@ -1866,7 +1866,10 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 	json_t *sid, *rec, *how = NULL;
 	int ret;
 
-	memset(r, 0, sizeof(*r));
+	/* All but the verdict's limit table, which cw_decide fills. */
+	memset(r, 0, offsetof(struct cw_call_result, verdict.limits));
+	memset(&r->verdict.nlimits, 0, sizeof(*r) -
+	       offsetof(struct cw_call_result, verdict.nlimits));
 	cw_random_id("inv-", r->invocation, sizeof(r->invocation));
 	sid = call->args ? json_object_get(call->args, "sandboxId") : NULL;
 	if (json_is_string(sid))
@@ -1888,7 +1891,7 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 		invalid = true;
 
 	if (!invalid && h && h->decided) {
-		r->verdict = *h->decided;
+		cw_verdict_copy(&r->verdict, h->decided);
 	} else if (!invalid) {
 		/* No counter view: the reservation below checks the limits
 		 * and records the call in one transaction. */

@@ -789,7 +789,7 @@ int cw_decide(const struct cw_policy *p, const struct cw_call *call,
 	json_t *args;
 	int err;
 
-	memset(out, 0, sizeof(*out));
+	cw_verdict_clear(out);
 	out->kind = CW_VERDICT_DENY;
 	if (!p || !call || !call->tool) {
 		set(out, CW_VERDICT_DENY, "",
@@ -867,4 +867,17 @@ out:
 	if (err)
 		out->kind = CW_VERDICT_DENY;
 	return err;
+}
+
+void cw_verdict_clear(struct cw_verdict *v)
+{
+	memset(v, 0, offsetof(struct cw_verdict, limits));
+	v->nlimits = 0;
+}
+
+void cw_verdict_copy(struct cw_verdict *dst, const struct cw_verdict *src)
+{
+	memcpy(dst, src, offsetof(struct cw_verdict, limits));
+	memcpy(dst->limits, src->limits, src->nlimits * sizeof(src->limits[0]));
+	dst->nlimits = src->nlimits;
 }

@@ -61,6 +61,11 @@ int cw_decide(const struct cw_policy *p, const struct cw_call *call,
 	      const struct cw_counter_view *counters, int64_t now_us,
 	      struct cw_verdict *out);
 
+/* A verdict's limit table is most of its 26 KiB and only its first nlimits
+ * entries mean anything: these clear and copy the rest of it. */
+void cw_verdict_clear(struct cw_verdict *v);
+void cw_verdict_copy(struct cw_verdict *dst, const struct cw_verdict *src);
+
 /* Builds a counter key for a limit and call into buf. */
 void cw_limit_key(const struct cw_limit *l, const struct cw_call *call,
 		  char *buf, size_t len);

@@ -804,7 +804,15 @@ static void test_pure(void **state)
 	assert_int_equal(0, cw_decide(p, &call, &view, 42, &v1));
 	assert_int_equal(0, cw_decide(p, &call, &view, 42, &v2));
 	assert_int_equal(CW_VERDICT_ALLOW, v1.kind);
-	assert_memory_equal(&v1, &v2, sizeof(v1));
+	/* the same verdict: header and every limit in use */
+	assert_int_equal(v1.kind, v2.kind);
+	assert_string_equal(v1.reason, v2.reason);
+	assert_string_equal(v1.rule, v2.rule);
+	assert_int_equal(v1.retry_after_us, v2.retry_after_us);
+	assert_int_equal(1, v1.nlimits);
+	assert_int_equal(v1.nlimits, v2.nlimits);
+	assert_ptr_equal(v1.limits[0].limit, v2.limits[0].limit);
+	assert_string_equal(v1.limits[0].key, v2.limits[0].key);
 	assert_int_equal(2, f.calls);
 	assert_int_equal(4, f.e[0].count);
 	after = json_dumps(args, JSON_SORT_KEYS);
@@ -855,6 +863,42 @@ static void test_reasons_utf8(void **state)
 	cw_policy_free(p);
 }
 
+/* Clearing and copying a verdict touch its header and the limits in use. */
+static void test_verdict_copy(void **state)
+{
+	static struct cw_verdict a, b;
+	static const struct cw_limit l;
+
+	(void)state;
+	memset(&a, 0x5a, sizeof(a));
+	cw_verdict_clear(&a);
+	assert_int_equal(0, a.kind);
+	assert_string_equal("", a.reason);
+	assert_string_equal("", a.rule);
+	assert_int_equal(0, a.retry_after_us);
+	assert_int_equal(0, a.nlimits);
+	a.kind = CW_VERDICT_ALLOW;
+	snprintf(a.reason, sizeof(a.reason), "why");
+	snprintf(a.rule, sizeof(a.rule), "tools.run_command");
+	a.retry_after_us = 7;
+	a.nlimits = 2;
+	a.limits[0].limit = &l;
+	snprintf(a.limits[0].key, sizeof(a.limits[0].key), "k0");
+	snprintf(a.limits[1].key, sizeof(a.limits[1].key), "k1");
+	memset(&b, 0, sizeof(b));
+	cw_verdict_copy(&b, &a);
+	assert_int_equal(CW_VERDICT_ALLOW, b.kind);
+	assert_string_equal("why", b.reason);
+	assert_string_equal("tools.run_command", b.rule);
+	assert_int_equal(7, b.retry_after_us);
+	assert_int_equal(2, b.nlimits);
+	assert_ptr_equal(&l, b.limits[0].limit);
+	assert_string_equal("k0", b.limits[0].key);
+	assert_string_equal("k1", b.limits[1].key);
+	/* the entries past nlimits are not copied */
+	assert_int_equal(0, b.limits[2].key[0]);
+}
+
 static void test_verdict_names(void **state)
 {
 	(void)state;
@@ -880,6 +924,7 @@ int main(void)
 		cmocka_unit_test(test_pure),
 		cmocka_unit_test(test_reasons_utf8),
 		cmocka_unit_test(test_verdict_names),
+		cmocka_unit_test(test_verdict_copy),
 	};
 	return cmocka_run_group_tests_name("decide", tests, NULL, NULL);
 }
