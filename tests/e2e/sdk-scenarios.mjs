@@ -147,7 +147,9 @@ const scenarios = {
 		let running;
 		const sawOutput = await until(async () => {
 			running = await status(inv);
-			return running.structuredContent?.stdout === "started\n" && existsSync(`${dir}/child`);
+			// the pid written, not just the file created: the shell
+			// opens it before echo writes to it
+			return running.structuredContent?.stdout === "started\n" && pidsIn(`${dir}/child`).length === 1;
 		});
 		const child = pidsIn(`${dir}/child`)[0];
 		const childAliveBefore = child ? alive(child) : false;
