@@ -33,6 +33,13 @@
 #define MAX_DAMAGED 16
 #define DUMP_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER)
 
+/* The middles of a batch's records, one after another in text: record i
+ * is text.data[i ? end[i - 1] : 0, end[i]). */
+struct mids {
+	struct cw_buf text;
+	size_t *end;
+};
+
 struct cw_audit {
 	pthread_mutex_t lock;
 	int wfd; /* O_WRONLY | O_APPEND: every record goes through it */
@@ -54,9 +61,14 @@ struct cw_audit {
 	uint64_t flushes; /* fdatasyncs for synced writes */
 	bool syncing; /* a thread is flushing */
 	pthread_cond_t synced_cond; /* ... and broadcasts when done */
-	/* Writers told later (cw_audit_write_async), by ticket in order:
-	 * the flusher thread makes them durable and hands them to the
-	 * notifier thread, which tells them (both started with the first). */
+	/* Writers told later (cw_audit_write_async): their records wait in
+	 * pend, in order, until the flusher thread appends them all with one
+	 * write and makes them durable; it hands the writers, by ticket in
+	 * order, to the notifier thread, which tells them (both started with
+	 * the first). */
+	struct waiter *pending, **pending_tail;
+	struct mids pend;	/* their middles */
+	size_t npending, pend_cap;
 	struct waiter *waiters, **waiters_tail;
 	pthread_cond_t waiters_cond;
 	struct waiter *ready, **ready_tail;
@@ -69,6 +81,7 @@ struct waiter {
 	struct waiter *next;
 	uint64_t ticket;
 	int sync_errno;		/* once ready: 0, or why its flush failed */
+	struct cw_error *err;	/* or why its append failed (may be NULL) */
 	cw_audit_done_fn done;
 	void *ctx;
 };
@@ -484,6 +497,7 @@ struct cw_audit *cw_audit_open(const char *path, struct cw_error *err)
 		audit_err(err, path, 0, "no memory");
 		goto out;
 	}
+	a->pending_tail = &a->pending;
 	a->waiters_tail = &a->waiters;
 	a->ready_tail = &a->ready;
 	ret = -pthread_mutex_init(&a->lock, NULL);
@@ -632,6 +646,8 @@ void cw_audit_close(struct cw_audit *a)
 	pthread_cond_destroy(&a->waiters_cond);
 	pthread_cond_destroy(&a->synced_cond);
 	pthread_mutex_destroy(&a->lock);
+	cw_buf_free(&a->pend.text);
+	free(a->pend.end);
 	free(a->block);
 	free(a->path);
 	free(a);
@@ -1407,36 +1423,82 @@ static int sync_through(struct cw_audit *a, uint64_t ticket,
 	return ret;
 }
 
+static int append_mids(struct cw_audit *a, const struct mids *m, size_t n,
+		       uint64_t *tickets, size_t *done, struct cw_error *err);
+
+/* A writer told of a failure: first in line on the notifier's list. */
+static void tell_failed(struct cw_audit *a, struct waiter *w, int ret,
+			const struct cw_error *err)
+{
+	w->sync_errno = -ret;
+	w->err = malloc(sizeof(*w->err));
+	if (w->err)
+		*w->err = *err;
+	*a->ready_tail = w;
+	a->ready_tail = &w->next;
+}
+
 /*
- * The flusher thread: while writers wait to be told, one fdatasync (or
- * another thread's, when one is under way) covers every record appended
- * before it; the writers it covered go to the notifier thread, and the
- * next flush starts at once for the records appended meanwhile. So the
+ * The flusher's append, a->lock held: every record waiting in pend with
+ * one write() (more only at a rotation), under the lock the other writers
+ * of this handle take too. Its writers wait for the next flush; if the
+ * write failed, they are told so.
+ */
+static void append_pending(struct cw_audit *a)
+{
+	struct mids m = a->pend;
+	struct waiter *list = a->pending, *w;
+	struct cw_error err = { 0 };
+	size_t i, n = a->npending, done = 0;
+	uint64_t *tickets;
+	int ret = -ENOMEM;
+
+	a->pend = (struct mids){ 0 };
+	a->pend_cap = a->npending = 0;
+	a->pending = NULL;
+	a->pending_tail = &a->pending;
+	tickets = calloc(n, sizeof(*tickets));
+	if (tickets)
+		ret = append_mids(a, &m, n, tickets, &done, &err);
+	else
+		audit_err(&err, a->path, 0, "no memory");
+	for (i = 0; (w = list); i++) {
+		list = w->next;
+		w->next = NULL;
+		if (i < done) {
+			w->ticket = tickets[i];
+			*a->waiters_tail = w;
+			a->waiters_tail = &w->next;
+		} else {
+			tell_failed(a, w, ret, &err);
+		}
+	}
+	if (done < n)
+		pthread_cond_signal(&a->ready_cond);
+	free(tickets);
+	cw_buf_free(&m.text);
+	free(m.end);
+}
+
+/*
+ * The flusher thread: while writers wait to be told, one write() appends
+ * every record handed in since the last, and one fdatasync (or another
+ * thread's, when one is under way) covers every record appended before
+ * it; the writers it covered go to the notifier thread, and the next
+ * round starts at once for the records handed in meanwhile. So the
  * batches grow with the load, and neither the writers' threads nor the
- * flushes wait for the telling.
+ * flushes wait for the disk or for the telling.
  */
 static void *flusher_main(void *p)
 {
 	struct cw_audit *a = p;
 	struct waiter *w;
+	bool handed;
 
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
-		w = a->waiters;
-		if (!w) {
-			if (a->flusher_stop)
-				break;
-			pthread_cond_wait(&a->waiters_cond, &a->lock);
-			continue;
-		}
-		if (a->synced < w->ticket && a->failed < w->ticket) {
-			if (a->syncing)
-				pthread_cond_wait(&a->synced_cond, &a->lock);
-			else
-				flush_once(a);
-			continue;
-		}
 		/* Hand over every waiter the flushes so far have covered. */
+		handed = false;
 		while ((w = a->waiters) &&
 		       (w->ticket <= a->synced || w->ticket <= a->failed)) {
 			a->waiters = w->next;
@@ -1445,17 +1507,32 @@ static void *flusher_main(void *p)
 								 a->sync_errno;
 			*a->ready_tail = w;
 			a->ready_tail = &w->next;
+			handed = true;
 		}
 		if (!a->waiters)
 			a->waiters_tail = &a->waiters;
-		pthread_cond_signal(&a->ready_cond);
+		if (handed)
+			pthread_cond_signal(&a->ready_cond);
+		if (a->pending) {
+			append_pending(a);
+			continue;
+		}
+		if (!a->waiters) {
+			if (a->flusher_stop)
+				break;
+			pthread_cond_wait(&a->waiters_cond, &a->lock);
+		} else if (a->syncing) {
+			pthread_cond_wait(&a->synced_cond, &a->lock);
+		} else {
+			flush_once(a);
+		}
 	}
 	pthread_mutex_unlock(&a->lock);
 	return NULL;
 }
 
 /* The notifier thread: tells writers whose records the flusher made
- * durable (or failed to), in order, outside the lock. */
+ * durable (or failed to write or flush), in order, outside the lock. */
 static void *notifier_main(void *p)
 {
 	struct cw_audit *a = p;
@@ -1478,12 +1555,15 @@ static void *notifier_main(void *p)
 			list = w->next;
 			if (!w->sync_errno) {
 				w->done(w->ctx, 0, NULL);
+			} else if (w->err) {
+				w->done(w->ctx, -w->sync_errno, w->err);
 			} else {
 				audit_err(&err, a->path, 0,
 					  "fdatasync of the log failed: %s",
 					  errstr(w->sync_errno));
 				w->done(w->ctx, -w->sync_errno, &err);
 			}
+			free(w->err);
 			free(w);
 		}
 		pthread_mutex_lock(&a->lock);
@@ -1632,20 +1712,35 @@ int cw_audit_write_async(struct cw_audit *a, const char *type,
 		a->flusher_running = !ret;
 	}
 	if (ret) {
-		pthread_mutex_unlock(&a->lock);
 		audit_err(err, a->path, 0,
 			  "cannot start the log's flusher threads: %s",
 			  errstr(-ret));
-		goto out;
+		goto unlock;
 	}
-	ret = append_record(a, mid.data, mid.len, err);
-	if (!ret) {
-		w->ticket = a->appended;
-		*a->waiters_tail = w;
-		a->waiters_tail = &w->next;
-		w = NULL;
-		pthread_cond_signal(&a->waiters_cond);
+	/* Queued for the flusher's next append: no file is touched here. */
+	if (a->npending == a->pend_cap) {
+		size_t cap = a->pend_cap ? a->pend_cap * 2 : 64;
+		size_t *end = realloc(a->pend.end, cap * sizeof(*end));
+
+		if (!end) {
+			ret = -ENOMEM;
+			audit_err(err, a->path, 0, "no memory");
+			goto unlock;
+		}
+		a->pend.end = end;
+		a->pend_cap = cap;
 	}
+	ret = cw_buf_append(&a->pend.text, mid.data, mid.len);
+	if (ret) {
+		audit_err(err, a->path, 0, "no memory");
+		goto unlock;
+	}
+	a->pend.end[a->npending++] = a->pend.text.len;
+	*a->pending_tail = w;
+	a->pending_tail = &w->next;
+	w = NULL;
+	pthread_cond_signal(&a->waiters_cond);
+unlock:
 	pthread_mutex_unlock(&a->lock);
 out:
 	free(w);
@@ -1653,13 +1748,6 @@ out:
 	cw_buf_free(&mid);
 	return ret;
 }
-
-/* The middles of a batch's records, one after another in text: record i
- * is text.data[i ? end[i - 1] : 0, end[i]). */
-struct mids {
-	struct cw_buf text;
-	size_t *end;
-};
 
 static const char *mid_at(const struct mids *m, size_t i, size_t *len)
 {
@@ -1774,22 +1862,50 @@ out:
 	return ret;
 }
 
+/*
+ * Appends the n records of m in order, a->lock held: as many per write() as
+ * fit before the rotation size, a record that needs a rotation on its own.
+ * *done: how many were written; tickets (may be NULL): the append that
+ * wrote each. 0, or -errno with err: none after *done written.
+ */
+static int append_mids(struct cw_audit *a, const struct mids *m, size_t n,
+		       uint64_t *tickets, size_t *done, struct cw_error *err)
+{
+	const char *mid;
+	size_t len, i;
+	int ret;
+
+	*done = 0;
+	while (*done < n) {
+		if (n - *done > INT_MAX) {
+			audit_err(err, a->path, 0, "too many records at once");
+			return -E2BIG;
+		}
+		ret = append_batch(a, m, *done, n - *done, err);
+		if (ret == 0) {	/* a rotation: this record on its own */
+			mid = mid_at(m, *done, &len);
+			ret = append_record(a, mid, len, err) ?: 1;
+		}
+		if (ret < 0)
+			return ret;
+		for (i = 0; tickets && i < (size_t)ret; i++)
+			tickets[*done + i] = a->appended;
+		*done += (size_t)ret;
+	}
+	return 0;
+}
+
 int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
 			 size_t n, unsigned flags, struct cw_error *err)
 {
 	struct mids m = { 0 };
 	struct heads h = { 0 };
 	uint64_t ticket;
-	size_t i, done = 0, len;
-	const char *mid;
+	size_t i, done;
 	int ret = 0;
 
 	if (!n)
 		return 0;
-	if (n > INT_MAX) {
-		audit_err(err, a ? a->path : "", 0, "too many records at once");
-		return -E2BIG;
-	}
 	m.end = calloc(n, sizeof(*m.end));
 	if (!m.end) {
 		audit_err(err, a ? a->path : "", 0, "no memory");
@@ -1808,17 +1924,7 @@ int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
 			  errstr(-ret));
 		goto out;
 	}
-	while (done < n) {
-		ret = append_batch(a, &m, done, n - done, err);
-		if (ret == 0) {	/* a rotation: this record on its own */
-			mid = mid_at(&m, done, &len);
-			ret = append_record(a, mid, len, err) ?: 1;
-		}
-		if (ret < 0)
-			break;
-		done += (size_t)ret;
-		ret = 0;
-	}
+	ret = append_mids(a, &m, n, NULL, &done, err);
 	ticket = a->appended;
 	pthread_mutex_unlock(&a->lock);
 	if (!ret && !(flags & CW_AUDIT_DEFER_SYNC))

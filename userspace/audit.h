@@ -58,21 +58,23 @@ int cw_audit_write_flags(struct cw_audit *a, const char *type,
 			 unsigned flags, struct cw_error *err);
 
 /* Told once a record written by cw_audit_write_async is durable (ret 0),
- * or that the fdatasync that was to make it so failed (-errno, with err
- * saying why; the caller then fails closed as cw_audit_write's would).
+ * or that the write or the fdatasync that was to make it so failed (-errno,
+ * with err saying why; the caller then fails closed as cw_audit_write's
+ * would).
  * Runs on the log's flusher thread: it must not write to this log
  * synchronously, and it should be short, as it delays the writers told
  * after it. */
 typedef void (*cw_audit_done_fn)(void *ctx, int ret,
 				 const struct cw_error *err);
 
-/* The record is written as by cw_audit_write_flags with
- * CW_AUDIT_DEFER_SYNC, and done(ctx, ...) is called when it is durable,
- * from a thread of the log's own (started with the first such write), so
- * the writer's thread does not wait for the disk. 0 when written (done
- * will be called exactly once, possibly before this returns), or -errno
- * with err (done is not called). cw_audit_close tells every writer still
- * waiting before it returns. */
+/* The record is checked and queued; a thread of the log's own (started
+ * with the first such write) appends what is queued with one write(), the
+ * lines, seq and chain those of cw_audit_write_flags, makes it durable
+ * and calls done(ctx, ...), so the writer's thread touches neither the
+ * file nor the disk. 0 when queued (done will be called exactly once,
+ * possibly before this returns), or -errno with err (done is not called):
+ * a record that can never be written, or no memory. cw_audit_close tells
+ * every writer still waiting before it returns. */
 int cw_audit_write_async(struct cw_audit *a, const char *type,
 			 const char *invocation, json_t *fields,
 			 cw_audit_done_fn done, void *ctx,

@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -585,6 +588,7 @@ struct told {
 	pthread_mutex_t lock;
 	int ok, failed;
 	int told[300];		/* how often each record was told */
+	char why[512];		/* the last failure's reason */
 };
 
 struct async_ctx {
@@ -599,10 +603,12 @@ static void async_done(void *ctx, int ret, const struct cw_error *err)
 
 	assert_true(ret == 0 || (err && err->text[0]));
 	pthread_mutex_lock(&t->lock);
-	if (ret)
+	if (ret) {
 		t->failed++;
-	else
+		snprintf(t->why, sizeof(t->why), "%s", err->text);
+	} else {
 		t->ok++;
+	}
 	t->told[c->i]++;
 	pthread_mutex_unlock(&t->lock);
 	free(c);
@@ -690,6 +696,163 @@ static void test_async_writers_told_once_durable(void **state)
 	assert_int_equal(300 + sync_writes, l.n);
 	check_chain(&l, 0, 1, "");
 	lines_free(&l);
+	free(path);
+}
+
+#define CHILD_SKIP 77
+/* The child cannot use cmocka's asserts: it says what failed and exits. */
+#define CHILD_FAIL(step)                                                   \
+	do {                                                               \
+		printf("# child: %s failed: %s\n", step, err.text);        \
+		return 1;                                                  \
+	} while (0)
+
+static int told_count(struct told *t, bool failed)
+{
+	int n;
+
+	pthread_mutex_lock(&t->lock);
+	n = failed ? t->failed : t->ok;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+/* Waits up to 10 s for n writers told ok (or failed). */
+static bool told_wait(struct told *t, bool failed, int n)
+{
+	int i;
+
+	for (i = 0; i < 1000 && told_count(t, failed) < n; i++)
+		usleep(10000);
+	return told_count(t, failed) == n;
+}
+
+static int write_async_n(struct cw_audit *a, struct told *t, int from,
+			 int n)
+{
+	struct cw_error err;
+	int i, ret = 0;
+
+	for (i = from; i < from + n && !ret; i++) {
+		json_t *f = json_pack("{s:i}", "n", i);
+		struct async_ctx *c = malloc(sizeof(*c));
+
+		if (!f || !c) {
+			json_decref(f);
+			free(c);
+			return -ENOMEM;
+		}
+		*c = (struct async_ctx){ .t = t, .i = i };
+		ret = cw_audit_write_async(a, "decision", "inv-a", f,
+					   async_done, c, &err);
+		if (ret)
+			free(c);
+		json_decref(f);
+	}
+	return ret;
+}
+
+/*
+ * The writer's thread only queues its record: the flusher appends it.
+ * Another open file holding the log's lock would stop any append; the
+ * writers return all the same, and are told once the lock is let go.
+ */
+static void test_async_writers_do_not_touch_the_file(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	struct told t = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct cw_error err;
+	struct cw_audit *a;
+	struct lines l;
+	int fd, i;
+
+	a = cw_audit_open(path, &err);
+	assert_non_null(a);
+	write_n(a, 1, "before");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(0, flock(fd, LOCK_EX));
+	alarm(30);	/* a writer stuck on the lock fails the test */
+	assert_int_equal(0, write_async_n(a, &t, 0, 5));
+	usleep(100000);
+	assert_int_equal(0, told_count(&t, false));
+	assert_int_equal(0, told_count(&t, true));
+	assert_int_equal(0, flock(fd, LOCK_UN));
+	close(fd);
+	assert_true(told_wait(&t, false, 5));
+	alarm(0);
+	cw_audit_close(a);
+	lines_read(path, &l);
+	assert_int_equal(6, l.n);
+	check_chain(&l, 0, 1, "");
+	for (i = 0; i < 5; i++) {
+		json_t *o = json_loads(l.v[1 + i], 0, NULL);
+
+		assert_int_equal(i, json_integer_value(json_object_get(o, "n")));
+		json_decref(o);
+	}
+	lines_free(&l);
+	free(path);
+}
+
+/* An append the file refuses (past RLIMIT_FSIZE here) fails closed: its
+ * writers are told why, nothing of it stays, and the next append goes on
+ * with the chain whole. In a child: the limit is the process's. */
+static int async_failure_child(const char *path)
+{
+	struct told t = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct rlimit rl;
+	struct cw_error err = { 0 };
+	struct cw_audit *a;
+	struct stat st;
+	uint64_t n = 0;
+
+	a = cw_audit_open(path, &err);
+	if (!a)
+		CHILD_FAIL("open");
+	if (cw_audit_write(a, "decision", "inv-1", NULL, &err))
+		CHILD_FAIL("first write");
+	if (stat(path, &st) || getrlimit(RLIMIT_FSIZE, &rl))
+		CHILD_FAIL("stat");
+	signal(SIGXFSZ, SIG_IGN);
+	rl.rlim_cur = (rlim_t)st.st_size + 10;
+	if (setrlimit(RLIMIT_FSIZE, &rl))
+		CHILD_FAIL("setrlimit");
+	if (write_async_n(a, &t, 0, 3))
+		CHILD_FAIL("queueing");
+	if (!told_wait(&t, true, 3) || told_count(&t, false))
+		CHILD_FAIL("telling the failure");
+	if (!strstr(t.why, "File too large") || !strstr(t.why, "writing"))
+		CHILD_FAIL(t.why);
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_FSIZE, &rl))
+		CHILD_FAIL("setrlimit back");
+	if (write_async_n(a, &t, 3, 1) || !told_wait(&t, false, 1))
+		CHILD_FAIL("writing after the limit went");
+	cw_audit_close(a);
+	if (cw_audit_verify(path, &n, &err) || n != 2)
+		CHILD_FAIL("verify");
+	return 0;
+}
+
+static void test_async_write_failure_told(void **state)
+{
+	char *dir = *state, *path = join(dir, "audit.jsonl");
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int rc = async_failure_child(path);
+
+		fflush(stdout);
+		_exit(rc);
+	}
+	assert_int_equal(pid, waitpid(pid, &status, 0));
+	assert_true(WIFEXITED(status));
+	assert_int_equal(0, WEXITSTATUS(status));
 	free(path);
 }
 
@@ -892,14 +1055,6 @@ static void test_verify_detects_tampering(void **state)
 	free(copy);
 	free(path);
 }
-
-#define CHILD_SKIP 77
-/* The child cannot use cmocka's asserts: it says what failed and exits. */
-#define CHILD_FAIL(step)                                                   \
-	do {                                                               \
-		printf("# enospc child: %s failed: %s\n", step, err.text); \
-		return 1;                                                  \
-	} while (0)
 
 static int enospc_child(const char *mnt)
 {
@@ -1717,6 +1872,8 @@ int main(void)
 		DIR_TEST(test_forked_writers),
 		DIR_TEST(test_threads_share_a_handle),
 		DIR_TEST(test_async_writers_told_once_durable),
+		DIR_TEST(test_async_writers_do_not_touch_the_file),
+		DIR_TEST(test_async_write_failure_told),
 		DIR_TEST(test_torn_last_line),
 		DIR_TEST(test_torn_first_write),
 		DIR_TEST(test_steps_over_damaged_lines),
