@@ -317,20 +317,14 @@ static void stream_put(struct stream *st)
 	free(st);
 }
 
-/* cw_mcp_out.send: a message for the request whose id is related. Only an
- * SSE stream can carry requests and notifications; with none to carry it,
- * the MCP core learns it could not be sent (an approval it cannot ask
- * for is denied). */
-static int out_send(void *ctx, json_t *msg, json_t *related)
+/* Gives text (a serialized message, ours to free) to the stream of the
+ * request whose id is related; final: it is that request's response. */
+static int stream_give(struct session *s, char *text, json_t *related,
+		       bool final)
 {
-	struct session *s = ctx;
 	struct stream *st, **pp;
-	bool final;
-	char *text;
 	int ret = 0;
 
-	final = !json_object_get(msg, "method") && related &&
-		json_equal(json_object_get(msg, "id"), related);
 	pthread_mutex_lock(&s->lock);
 	for (pp = &s->streams; *pp; pp = &(*pp)->next)
 		if (related && json_equal((*pp)->id, related))
@@ -338,12 +332,12 @@ static int out_send(void *ctx, json_t *msg, json_t *related)
 	st = *pp;
 	if (!st || (!st->sse && !final)) {
 		pthread_mutex_unlock(&s->lock);
+		free(text);
 		return -EPIPE;
 	}
 	if (final)
 		*pp = st->next;	/* the list's reference moves to us */
 	pthread_mutex_unlock(&s->lock);
-	text = cw_json_compact(msg);
 	pthread_mutex_lock(&st->lock);
 	if (!text) {
 		ret = -ENOMEM;
@@ -352,6 +346,13 @@ static int out_send(void *ctx, json_t *msg, json_t *related)
 		    cw_buf_append(&st->out, text, strlen(text)) < 0 ||
 		    cw_buf_append(&st->out, "\n\n", 2) < 0)
 			ret = -ENOMEM;
+	} else if (!st->out.len) {
+		/* the whole body: the buffer is taken over as it is */
+		free(st->out.data);
+		st->out.data = text;
+		st->out.len = strlen(text);
+		st->out.cap = st->out.len + 1;
+		text = NULL;
 	} else if (cw_buf_append(&st->out, text, strlen(text)) < 0) {
 		ret = -ENOMEM;
 	}
@@ -363,6 +364,25 @@ static int out_send(void *ctx, json_t *msg, json_t *related)
 	if (final)
 		stream_put(st);
 	return ret;
+}
+
+/* cw_mcp_out.send: a message for the request whose id is related. Only an
+ * SSE stream can carry requests and notifications; with none to carry it,
+ * the MCP core learns it could not be sent (an approval it cannot ask
+ * for is denied). */
+static int out_send(void *ctx, json_t *msg, json_t *related)
+{
+	bool final = !json_object_get(msg, "method") && related &&
+		     json_equal(json_object_get(msg, "id"), related);
+
+	return stream_give(ctx, cw_json_compact(msg), related, final);
+}
+
+/* cw_mcp_out.send_final: a response serialized by the thread that decided
+ * it, so that telling it (on the audit log's thread) is cheap. */
+static int out_send_final(void *ctx, char *text, json_t *related)
+{
+	return stream_give(ctx, text, related, true);
 }
 
 /* Ends the streams of requests that will get no response: cancelled ones
@@ -501,7 +521,11 @@ static struct session *session_new(struct cw_http *h, const char *grant)
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	cw_mcp_set_rules_source(s->mcp, rules_for, h);
-	cw_mcp_set_out(s->mcp, &(struct cw_mcp_out){ .send = out_send, .ctx = s, .refusals_later = true });
+	cw_mcp_set_out(s->mcp, &(struct cw_mcp_out){
+				       .send = out_send,
+				       .send_final = out_send_final,
+				       .ctx = s,
+				       .refusals_later = true });
 	s->refs = 1;
 	return s;
 }

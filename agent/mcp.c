@@ -489,6 +489,7 @@ struct later {
 	struct cw_mcp *m;
 	json_t *id;		/* a copy */
 	json_t *resp;		/* the answer, once built */
+	char *text;		/* or it serialized (out.send_final) */
 	int refs;		/* atomic: the caller and the flush */
 	int ret;		/* of the flush */
 	char why[1100];		/* and why it failed */
@@ -506,9 +507,13 @@ static void later_put(struct later *lt)
 	if (lt->ret < 0) {
 		/* Fail closed, as the answer of a synchronous write would. */
 		json_decref(resp);
+		free(lt->text);
+		lt->text = NULL;
 		resp = result(lt->id, tool_error(lt->why));
 	}
-	if (resp)
+	if (lt->text)
+		m->out.send_final(m->out.ctx, lt->text, lt->id);
+	else if (resp)
 		send_out(m, resp, lt->id);
 	json_decref(lt->id);
 	free(lt);
@@ -715,7 +720,15 @@ static json_t *refuse_later(struct cw_mcp *m, json_t *id, json_t *params,
 		flight_over(m);
 		return res;
 	}
-	lt->resp = res;
+	if (res && m->out.send_final) {
+		lt->text = cw_json_compact(res);
+		if (lt->text)
+			json_decref(res);
+		else
+			lt->resp = res;
+	} else {
+		lt->resp = res;
+	}
 	later_put(lt);
 	return NULL;
 }

@@ -40,6 +40,11 @@ struct cw_mcp;
  */
 struct cw_mcp_out {
 	int (*send)(void *ctx, json_t *msg, json_t *related);
+	/* Optional: the response to related, serialized (text is the
+	 * callee's to free, NULL when it could not be built: out of
+	 * memory). A refusal is serialized on the thread that decided it, so
+	 * telling it once durable costs little. */
+	int (*send_final)(void *ctx, char *text, json_t *related);
 	void *ctx;
 	/* A call the policy refuses outright is answered through send too,
 	 * from the audit log's flusher thread once its decision record is
