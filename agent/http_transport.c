@@ -665,7 +665,7 @@ static enum MHD_Result refuse_audited(struct cw_http *h,
  * A tools/call runs on a thread of the session's MCP core, which sends what
  * belongs to the call (progress, elicitation/create, then the response)
  * through the session's out channel with the call's request id; a call the
- * policy refuses is answered from the audit log's notifier thread once its
+ * policy refuses is answered from the audit log's flusher thread once its
  * decision record is durable. Each such request has a stream here, listed
  * in its session under that id: as SSE, what arrives is written as it
  * comes, with keepalive comments between; as plain JSON, the response

@@ -62,19 +62,17 @@ struct cw_audit {
 	bool syncing; /* a thread is flushing */
 	pthread_cond_t synced_cond; /* ... and broadcasts when done */
 	/* Writers told later (cw_audit_write_async): their records wait in
-	 * pend, in order, until the flusher thread appends them all with one
-	 * write and makes them durable; it hands the writers, by ticket in
-	 * order, to the notifier thread, which tells them (both started with
-	 * the first). */
+	 * pend, in order, until the flusher thread (started with the first)
+	 * appends them all with one write, makes them durable and tells
+	 * their writers, by ticket in order. */
 	struct waiter *pending, **pending_tail;
 	struct mids pend;	/* their middles */
 	size_t npending, pend_cap;
 	struct waiter *waiters, **waiters_tail;
 	pthread_cond_t waiters_cond;
-	struct waiter *ready, **ready_tail;
-	pthread_cond_t ready_cond;
-	pthread_t flusher, notifier;
-	bool flusher_running, notifier_running, flusher_stop, notifier_stop;
+	struct waiter *ready, **ready_tail;	/* to be told */
+	pthread_t flusher;
+	bool flusher_running, flusher_stop;
 };
 
 struct waiter {
@@ -513,14 +511,6 @@ struct cw_audit *cw_audit_open(const char *path, struct cw_error *err)
 			pthread_mutex_destroy(&a->lock);
 		}
 	}
-	if (!ret) {
-		ret = -pthread_cond_init(&a->ready_cond, NULL);
-		if (ret) {
-			pthread_cond_destroy(&a->waiters_cond);
-			pthread_cond_destroy(&a->synced_cond);
-			pthread_mutex_destroy(&a->lock);
-		}
-	}
 	if (ret) {
 		audit_err(err, path, 0, "pthread_mutex_init failed: %s",
 			  errstr(-ret));
@@ -607,7 +597,6 @@ out:
 		if (a->wfd >= 0)
 			close(a->wfd);
 		if (mutex_ok) {
-			pthread_cond_destroy(&a->ready_cond);
 			pthread_cond_destroy(&a->waiters_cond);
 			pthread_cond_destroy(&a->synced_cond);
 			pthread_mutex_destroy(&a->lock);
@@ -634,15 +623,8 @@ void cw_audit_close(struct cw_audit *a)
 	pthread_mutex_unlock(&a->lock);
 	if (a->flusher_running)
 		pthread_join(a->flusher, NULL);
-	pthread_mutex_lock(&a->lock);
-	a->notifier_stop = true;
-	pthread_cond_broadcast(&a->ready_cond);
-	pthread_mutex_unlock(&a->lock);
-	if (a->notifier_running)
-		pthread_join(a->notifier, NULL);
 	close(a->rfd);
 	close(a->wfd);
-	pthread_cond_destroy(&a->ready_cond);
 	pthread_cond_destroy(&a->waiters_cond);
 	pthread_cond_destroy(&a->synced_cond);
 	pthread_mutex_destroy(&a->lock);
@@ -1426,7 +1408,7 @@ static int sync_through(struct cw_audit *a, uint64_t ticket,
 static int append_mids(struct cw_audit *a, const struct mids *m, size_t n,
 		       uint64_t *tickets, size_t *done, struct cw_error *err);
 
-/* A writer told of a failure: first in line on the notifier's list. */
+/* A writer to be told of a failure. */
 static void tell_failed(struct cw_audit *a, struct waiter *w, int ret,
 			const struct cw_error *err)
 {
@@ -1473,32 +1455,58 @@ static void append_pending(struct cw_audit *a)
 			tell_failed(a, w, ret, &err);
 		}
 	}
-	if (done < n)
-		pthread_cond_signal(&a->ready_cond);
 	free(tickets);
 	cw_buf_free(&m.text);
 	free(m.end);
+}
+
+/* Tells the writers on the ready list, in order, outside the lock (held
+ * on entry and on return). */
+static void tell_ready(struct cw_audit *a)
+{
+	struct waiter *w, *list = a->ready;
+	struct cw_error err;
+
+	a->ready = NULL;
+	a->ready_tail = &a->ready;
+	pthread_mutex_unlock(&a->lock);
+	while ((w = list)) {
+		list = w->next;
+		if (!w->sync_errno) {
+			w->done(w->ctx, 0, NULL);
+		} else if (w->err) {
+			w->done(w->ctx, -w->sync_errno, w->err);
+		} else {
+			audit_err(&err, a->path, 0,
+				  "fdatasync of the log failed: %s",
+				  errstr(w->sync_errno));
+			w->done(w->ctx, -w->sync_errno, &err);
+		}
+		free(w->err);
+		free(w);
+	}
+	pthread_mutex_lock(&a->lock);
 }
 
 /*
  * The flusher thread: while writers wait to be told, one write() appends
  * every record handed in since the last, and one fdatasync (or another
  * thread's, when one is under way) covers every record appended before
- * it; the writers it covered go to the notifier thread, and the next
- * round starts at once for the records handed in meanwhile. So the
- * batches grow with the load, and neither the writers' threads nor the
- * flushes wait for the disk or for the telling.
+ * it; then it tells the writers that flush covered (done() is short), and
+ * the next round starts for the records handed in meanwhile. So the
+ * batches grow with the load, and the writers' threads wait neither for
+ * the file nor for the disk. One thread for all of it: under load, a
+ * thread of its own for the telling cost more in wakeups than the
+ * telling itself.
  */
 static void *flusher_main(void *p)
 {
 	struct cw_audit *a = p;
 	struct waiter *w;
-	bool handed;
 
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
-		/* Hand over every waiter the flushes so far have covered. */
-		handed = false;
+		/* Every waiter the flushes so far have covered is told. */
 		while ((w = a->waiters) &&
 		       (w->ticket <= a->synced || w->ticket <= a->failed)) {
 			a->waiters = w->next;
@@ -1507,12 +1515,13 @@ static void *flusher_main(void *p)
 								 a->sync_errno;
 			*a->ready_tail = w;
 			a->ready_tail = &w->next;
-			handed = true;
 		}
 		if (!a->waiters)
 			a->waiters_tail = &a->waiters;
-		if (handed)
-			pthread_cond_signal(&a->ready_cond);
+		if (a->ready) {
+			tell_ready(a);
+			continue;
+		}
 		if (a->pending) {
 			append_pending(a);
 			continue;
@@ -1526,47 +1535,6 @@ static void *flusher_main(void *p)
 		} else {
 			flush_once(a);
 		}
-	}
-	pthread_mutex_unlock(&a->lock);
-	return NULL;
-}
-
-/* The notifier thread: tells writers whose records the flusher made
- * durable (or failed to write or flush), in order, outside the lock. */
-static void *notifier_main(void *p)
-{
-	struct cw_audit *a = p;
-	struct waiter *w, *list;
-	struct cw_error err;
-
-	pthread_mutex_lock(&a->lock);
-	for (;;) {
-		if (!a->ready) {
-			if (a->notifier_stop)
-				break;
-			pthread_cond_wait(&a->ready_cond, &a->lock);
-			continue;
-		}
-		list = a->ready;
-		a->ready = NULL;
-		a->ready_tail = &a->ready;
-		pthread_mutex_unlock(&a->lock);
-		while ((w = list)) {
-			list = w->next;
-			if (!w->sync_errno) {
-				w->done(w->ctx, 0, NULL);
-			} else if (w->err) {
-				w->done(w->ctx, -w->sync_errno, w->err);
-			} else {
-				audit_err(&err, a->path, 0,
-					  "fdatasync of the log failed: %s",
-					  errstr(w->sync_errno));
-				w->done(w->ctx, -w->sync_errno, &err);
-			}
-			free(w->err);
-			free(w);
-		}
-		pthread_mutex_lock(&a->lock);
 	}
 	pthread_mutex_unlock(&a->lock);
 	return NULL;
@@ -1703,17 +1671,13 @@ int cw_audit_write_async(struct cw_audit *a, const char *type,
 			  errstr(-ret));
 		goto out;
 	}
-	if (!a->notifier_running) {
-		ret = -pthread_create(&a->notifier, NULL, notifier_main, a);
-		a->notifier_running = !ret;
-	}
-	if (!ret && !a->flusher_running) {
+	if (!a->flusher_running) {
 		ret = -pthread_create(&a->flusher, NULL, flusher_main, a);
 		a->flusher_running = !ret;
 	}
 	if (ret) {
 		audit_err(err, a->path, 0,
-			  "cannot start the log's flusher threads: %s",
+			  "cannot start the log's flusher thread: %s",
 			  errstr(-ret));
 		goto unlock;
 	}

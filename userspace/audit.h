@@ -63,7 +63,7 @@ int cw_audit_write_flags(struct cw_audit *a, const char *type,
  * would).
  * Runs on the log's flusher thread: it must not write to this log
  * synchronously, and it should be short, as it delays the writers told
- * after it. */
+ * after it and the next flush. */
 typedef void (*cw_audit_done_fn)(void *ctx, int ret,
 				 const struct cw_error *err);
 
