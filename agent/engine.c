@@ -128,10 +128,8 @@ static struct cw_probe probe;
  */
 static void run_probe(void)
 {
-	size_t got = 0;
-	int fds[2], status;
+	int fds[2], status, rc;
 	pid_t pid;
-	ssize_t n;
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		goto inline_probe;
@@ -149,18 +147,11 @@ static void run_probe(void)
 		_exit(cw_write_all(fds[1], &p, sizeof(p)) < 0 ? 1 : 0);
 	}
 	close(fds[1]);
-	while (got < sizeof(probe)) {
-		n = read(fds[0], (char *)&probe + got, sizeof(probe) - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	rc = cw_read_all(fds[0], &probe, sizeof(probe));
 	close(fds[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (got == sizeof(probe))
+	if (rc == 0)
 		return;
 inline_probe:
 	cw_probe_run(&probe);

@@ -546,22 +546,6 @@ struct resolved {
 	/* then ngroups gid_t */
 };
 
-static int read_full(int fd, void *p, size_t n)
-{
-	size_t got = 0;
-	ssize_t r;
-
-	while (got < n) {
-		r = read(fd, (char *)p + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -EIO;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
 static void __attribute__((noreturn))
 resolve_child(const struct cw_sandbox *sb, int fd)
 {
@@ -631,13 +615,13 @@ static int resolve_user_isolated(const struct cw_sandbox *sb,
 		free(res);
 		return resolve_user(sb, t, err);
 	}
-	rc = read_full(fds[0], res, sizeof(*res));
+	rc = cw_read_all(fds[0], res, sizeof(*res));
 	if (rc == 0 && res->rc == 0 && res->ngroups > 65536)
 		rc = -EIO;
 	if (rc == 0 && res->rc == 0 && res->ngroups) {
 		t->groups = malloc(res->ngroups * sizeof(gid_t));
-		rc = t->groups ? read_full(fds[0], t->groups,
-					   res->ngroups * sizeof(gid_t)) :
+		rc = t->groups ? cw_read_all(fds[0], t->groups,
+					     res->ngroups * sizeof(gid_t)) :
 				 -ENOMEM;
 	}
 	close(fds[0]);

@@ -214,6 +214,26 @@ bool cw_is_identifier(const char *s)
 	return true;
 }
 
+int cw_read_all(int fd, void *p, size_t n)
+{
+	char *c = p;
+
+	while (n > 0) {
+		ssize_t r = read(fd, c, n);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		c += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
 int cw_write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;

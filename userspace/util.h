@@ -63,6 +63,9 @@ bool cw_is_identifier(const char *s);
 
 /* write() all of it, retrying on EINTR; 0 or -errno. */
 int cw_write_all(int fd, const void *p, size_t n);
+/* Reads exactly n bytes, retrying after EINTR and short reads: 0, -EIO at
+ * an early end of file, or -errno. */
+int cw_read_all(int fd, void *p, size_t n);
 
 #define CW_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "unit.h"
 #include "util.h"
@@ -123,6 +126,45 @@ static void test_random_ids_differ(void **state)
 	assert_string_not_equal(a, b);
 }
 
+/* Whole reads across short reads; an early end is an error, not a short
+ * count. */
+static void test_read_all(void **state)
+{
+	char buf[64 * 1024], got[sizeof(buf)];
+	int fds[2];
+	pid_t pid;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 7);
+	assert_int_equal(0, pipe(fds));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* In pieces, with pauses: the reader sees short reads. */
+		close(fds[0]);
+		for (i = 0; i < sizeof(buf); i += 1000) {
+			size_t n = sizeof(buf) - i < 1000 ? sizeof(buf) - i : 1000;
+
+			if (cw_write_all(fds[1], buf + i, n))
+				_exit(1);
+			if (i % 16000 == 0)
+				usleep(1000);
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_int_equal(0, cw_read_all(fds[0], got, sizeof(got)));
+	assert_memory_equal(buf, got, sizeof(buf));
+	/* The writer is done: one byte more is an early end. */
+	assert_int_equal(-EIO, cw_read_all(fds[0], got, 1));
+	close(fds[0]);
+	assert_int_equal(pid, waitpid(pid, NULL, 0));
+	assert_int_equal(-EBADF, cw_read_all(-1, got, 1));
+	assert_int_equal(0, cw_read_all(-1, got, 0));
+}
+
 static void test_is_identifier(void **state)
 {
 	(void)state;
@@ -142,6 +184,7 @@ int main(void)
 		cmocka_unit_test(test_diag_format),
 		cmocka_unit_test(test_buf_grows),
 		cmocka_unit_test(test_random_ids_differ),
+		cmocka_unit_test(test_read_all),
 		cmocka_unit_test(test_is_identifier),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
