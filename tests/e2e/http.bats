@@ -291,6 +291,36 @@ decisions() {
 	assert_output 200
 }
 
+@test "at most --max-connections connections are served; one more waits until one closes" {
+	http_start --max-connections 2
+	port=${URL#http://127.0.0.1:}
+	port=${port%/mcp}
+	# initialize on a connection of its own, kept open
+	ask() {
+		printf 'POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' \
+			"$TOKEN_alice" "${#INIT}" "$INIT" >&"$1"
+	}
+	exec 5<>"/dev/tcp/127.0.0.1/$port"
+	ask 5
+	read -r -t 10 -u 5 status || fail "the first connection got no answer"
+	[[ "$status" == "HTTP/1.1 200"* ]] || fail "first: $status"
+	exec 6<>"/dev/tcp/127.0.0.1/$port"
+	ask 6
+	read -r -t 10 -u 6 status || fail "the second connection got no answer"
+	[[ "$status" == "HTTP/1.1 200"* ]] || fail "second: $status"
+	# a third is over the limit: no answer while the two stay open
+	exec 7<>"/dev/tcp/127.0.0.1/$port"
+	ask 7
+	if read -r -t 1 -u 7 status; then
+		fail "a third connection was served over the limit: $status"
+	fi
+	# one closes: the third is served
+	exec 5<&- 5>&-
+	read -r -t 10 -u 7 status || fail "the third connection got no answer after one closed"
+	[[ "$status" == "HTTP/1.1 200"* ]] || fail "third: $status"
+	exec 6<&- 6>&- 7<&- 7>&-
+}
+
 @test "a call longer than the idle timeout is answered over SSE, kept alive meanwhile" {
 	http_start --http-timeout 1
 	sid=$(http_init "$TOKEN_alice")
