@@ -12,6 +12,31 @@ setup() {
 
 teardown() {
 	http_stop
+	broken_disk_remove
+}
+
+# broken_disk : an ext4 file system ($BROKEN/m) on a loop device whose
+# backing file lives on an 8 MiB tmpfs ($BROKEN/t); filling the tmpfs makes
+# the file system's writes fail, so fdatasync reports an I/O error.
+broken_disk() {
+	local b="$T/broken"
+	command -v mkfs.ext4 >/dev/null && command -v losetup >/dev/null ||
+		skip "mkfs.ext4 or losetup is not installed"
+	mkdir -p "$b/t" "$b/m"
+	mount -t tmpfs -o size=8m tmpfs "$b/t" || skip "cannot mount tmpfs here"
+	BROKEN=$b
+	truncate -s 64M "$b/t/img"
+	mkfs.ext4 -q -F "$b/t/img" || fail "mkfs.ext4 failed"
+	BROKEN_DEV=$(losetup -f --show "$b/t/img") || skip "no loop device"
+	mount "$BROKEN_DEV" "$b/m" || fail "cannot mount the loop device"
+}
+
+broken_disk_remove() {
+	[ -n "${BROKEN:-}" ] || return 0
+	umount "$BROKEN/m" 2>/dev/null || true
+	[ -n "${BROKEN_DEV:-}" ] && losetup -d "$BROKEN_DEV" 2>/dev/null
+	umount "$BROKEN/t" 2>/dev/null || true
+	BROKEN= BROKEN_DEV=
 }
 
 CALL='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"echo ran-$((6*7))"}}}'
@@ -232,6 +257,33 @@ decisions() {
 	' "$T/trace"
 	assert_output "4241 ordered
 4242 ordered"
+}
+
+@test "a refused call whose decision record cannot be flushed is refused with the reason; the server keeps serving" {
+	broken_disk
+	AUDIT="$BROKEN/m/audit.jsonl"
+	http_start
+	sid=$(http_init "$TOKEN_alice")
+	# a large argument: the record needs blocks the disk no longer has
+	big=$(head -c 20000 /dev/zero | tr '\0' x)
+	refused='{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"'"$big"'"}}}'
+	# the legitimate twin, while the disk works: the policy's denial
+	run req POST "$TOKEN_alice" "$sid" "$refused"
+	assert_output 200
+	assert_equal "$(sse_data | jq -r '.result.content[0].text' | cut -c1-16)" "[POLICY DENIED] "
+	# the disk under the file system fills up: its writes fail
+	head -c 16M /dev/zero >"$BROKEN/t/filler" 2>/dev/null || true
+	run req POST "$TOKEN_alice" "$sid" "${refused/\"id\":5/\"id\":6}"
+	assert_output 200
+	run sse_data
+	assert_equal "$(jq -r .result.isError <<<"$output")" true
+	run jq -r '.result.content[0].text' <<<"$output"
+	assert_output --partial 'call refused because the audit log cannot be written: '
+	assert_output --partial 'fdatasync of the log failed: Input/output error'
+	# the server goes on: a request that needs no record is answered
+	run req POST "$TOKEN_alice" "$sid" "$LIST"
+	assert_output 200
+	assert_equal "$(jq -r '.result.tools[0].name' "$T/b")" run_command
 }
 
 @test "a token file others may read is refused at start, naming the file" {
