@@ -261,6 +261,13 @@ JSON
 	assert_equal "$(text 1 | jq -r .stdout)" "0 1 2 3 "
 }
 
+@test "the command starts with every signal at its default and none blocked" {
+	# The agent ignores SIGPIPE and its threads block signals; neither may
+	# reach the command: a writer into a closed pipe must die of SIGPIPE.
+	mcp -- "$(call_json 1 'grep -E "^Sig(Blk|Ign):" /proc/self/status; yes | head -n1 >/dev/null; echo "${PIPESTATUS[0]}"')"
+	assert_equal "$(text 1 | jq -r .stdout)" "$(printf 'SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n141')"
+}
+
 @test "no_new_privs is set and setuid binaries cannot raise privileges" {
 	mcp --policy "$ROOT/tests/e2e/policies/args.json" -- "$(call_json 1 'grep NoNewPrivs /proc/self/status')" "$(call_json 2 'su -c id root </dev/null; echo rc=$?')"
 	assert_equal "$(text 1 | jq -r .stdout)" "NoNewPrivs:	1"
