@@ -183,6 +183,22 @@ JSON
 	assert_output --regexp 'seccomp +yes'
 }
 
+@test "probe decides BPF on tracepoints by a raw tracepoint alone, opening no perf event" {
+	# Classic tracepoints are tried only to explain a failure: attaching
+	# and detaching one waits for RCU grace periods (about 100 ms here).
+	run "$CW" probe --json
+	assert_success
+	[ "$(jq -r .features.bpf_tracepoint.ok <<<"$output")" = true ] ||
+		skip "no BPF on raw tracepoints here: $(jq -r .features.bpf_tracepoint.detail <<<"$output")"
+	assert_equal "$(jq -r .features.bpf_tracepoint.detail <<<"$output")" "raw_tracepoint sys_enter attached"
+	strace -f -o "$T/trace" -e trace=perf_event_open,bpf -e signal=none "$CW" probe --json >/dev/null
+	# the probe did load programs (the trace is not empty), but opened no
+	# perf event
+	grep -q 'BPF_RAW_TRACEPOINT_OPEN\|BPF_LINK_CREATE' "$T/trace"
+	run grep -c perf_event_open "$T/trace"
+	assert_output 0
+}
+
 @test "a required layer the probe reports missing refuses the policy; its twin loads" {
 	cat >"$T/p.json" <<'JSON'
 {"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"require_layers":["seccomp"]}}}}
