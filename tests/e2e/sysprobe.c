@@ -10,8 +10,11 @@
  * failed with EPERM: a flood of denials for the audit tests.
  * `sysprobe --opens N PATH` opens and closes PATH N times as fast as it
  * can: a burst of kernel events faster than any shell loop.
+ * `sysprobe --ignore SIG CMD ARGS...` runs CMD with signal SIG ignored, set
+ * through the system call, so glibc's own signals (32, 33) can be too.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -75,6 +78,25 @@ static int opens(long n, const char *path)
 	return 0;
 }
 
+/* Signal sig ignored, then CMD: what a parent may hand the agent. */
+static int run_ignoring(int sig, char **cmd)
+{
+	struct {
+		void (*handler)(int);
+		unsigned long flags;
+		void (*restorer)(void);
+		unsigned long mask;
+	} ign = { SIG_IGN, 0, NULL, 0 };
+
+	if (syscall(SYS_rt_sigaction, sig, &ign, NULL, sizeof(ign.mask))) {
+		perror("sysprobe: rt_sigaction");
+		return 2;
+	}
+	execvp(cmd[0], cmd);
+	perror("sysprobe: exec");
+	return 127;
+}
+
 int main(int argc, char **argv)
 {
 	size_t g;
@@ -83,6 +105,8 @@ int main(int argc, char **argv)
 		return flood(strtol(argv[2], NULL, 10), argv[3]);
 	if (argc == 4 && strcmp(argv[1], "--opens") == 0)
 		return opens(strtol(argv[2], NULL, 10), argv[3]);
+	if (argc >= 4 && strcmp(argv[1], "--ignore") == 0)
+		return run_ignoring((int)strtol(argv[2], NULL, 10), argv + 3);
 
 	for (g = 0; g < cw_seccomp_ngroups; g++) {
 		const struct cw_seccomp_group *grp = &cw_seccomp_groups[g];
