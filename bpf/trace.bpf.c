@@ -14,8 +14,8 @@
  *   tp_btf/sys_exit                     file system calls, with their
  *                                       result; write byte counts
  * sys_exit runs on every system call of every process, so it is the raw
- * tracepoint typed by kernel BTF: the syscall number, all most calls need,
- * is a plain load instead of a bpf_probe_read_kernel call.
+ * tracepoint typed by kernel BTF: the syscall number, all that most calls
+ * need, is a plain load instead of a bpf_probe_read_kernel call.
  *
  * File system calls are read at sys_exit only: the syscall number and the
  * arguments are still in the saved user registers, and the path strings

@@ -250,30 +250,18 @@ fallback:
 			close(fd);
 }
 
-/* The kernel's struct sigaction on x86-64, for rt_sigaction(2). */
-struct kernel_sigaction {
-	void (*handler)(int);
-	unsigned long flags;
-	void (*restorer)(void);
-	unsigned long mask;
-};
-
 /*
- * Every signal to its default, through the system call: glibc's sigaction
- * refuses signals 32 and 33 (its own), and whoever started the agent may
- * have left one of them ignored, which an exec keeps. SIGKILL and SIGSTOP
- * refuse: fine.
+ * Every signal to its default, 32 and 33 included: whoever started the
+ * agent may have left one ignored, which an exec keeps. SIGKILL and
+ * SIGSTOP refuse: fine.
  */
 static void reset_signals(int report)
 {
-	struct kernel_sigaction dfl;
 	sigset_t none;
 	int sig;
 
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.handler = SIG_DFL;
 	for (sig = 1; sig < NSIG; sig++)
-		syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
+		cw_signal_set(sig, SIG_DFL);
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		child_fail(report, STEP_SIGMASK, errno, 0);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -250,4 +251,20 @@ int cw_write_all(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+/* The kernel's struct sigaction on x86-64, for rt_sigaction(2). */
+struct kernel_sigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	unsigned long mask;
+};
+
+int cw_signal_set(int sig, void (*handler)(int))
+{
+	struct kernel_sigaction ksa = { .handler = handler };
+
+	return syscall(SYS_rt_sigaction, sig, &ksa, NULL, sizeof(ksa.mask)) ?
+		       -errno : 0;
 }

@@ -14,9 +14,9 @@
  * through the system call, so glibc's own signals (32, 33) can be too.
  */
 #include <errno.h>
-#include <signal.h>
 #include <fcntl.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "seccomp.h"
+#include "util.h"
 
 static const char *errname(int e)
 {
@@ -81,15 +82,11 @@ static int opens(long n, const char *path)
 /* Signal sig ignored, then CMD: what a parent may hand the agent. */
 static int run_ignoring(int sig, char **cmd)
 {
-	struct {
-		void (*handler)(int);
-		unsigned long flags;
-		void (*restorer)(void);
-		unsigned long mask;
-	} ign = { SIG_IGN, 0, NULL, 0 };
+	int rc = cw_signal_set(sig, SIG_IGN);
 
-	if (syscall(SYS_rt_sigaction, sig, &ign, NULL, sizeof(ign.mask))) {
-		perror("sysprobe: rt_sigaction");
+	if (rc) {
+		fprintf(stderr, "sysprobe: ignoring signal %d: %s\n", sig,
+			strerror(-rc));
 		return 2;
 	}
 	execvp(cmd[0], cmd);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -128,6 +129,51 @@ static void test_random_ids_differ(void **state)
 
 /* Whole reads across short reads; an early end is an error, not a short
  * count. */
+/* Whether signal sig is ignored, from /proc (bit sig - 1 of SigIgn). */
+static bool ignored(int sig)
+{
+	char line[128];
+	unsigned long long mask = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigIgn: %llx", &mask) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return mask >> (sig - 1) & 1;
+}
+
+static void test_signal_set(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	/* In a child: the test runner's own dispositions stay as they are. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* 32 is glibc's: its sigaction refuses it, this does not */
+		if (sigaction(32, &(struct sigaction){ .sa_handler = SIG_IGN },
+			      NULL) == 0 || ignored(32))
+			_exit(1);
+		if (cw_signal_set(32, SIG_IGN) || !ignored(32))
+			_exit(2);
+		if (cw_signal_set(32, SIG_DFL) || ignored(32))
+			_exit(3);
+		if (cw_signal_set(SIGPIPE, SIG_IGN) || !ignored(SIGPIPE))
+			_exit(4);
+		if (cw_signal_set(SIGKILL, SIG_IGN) != -EINVAL ||
+		    cw_signal_set(99, SIG_DFL) != -EINVAL)
+			_exit(5);
+		_exit(0);
+	}
+	assert_int_equal(pid, waitpid(pid, &st, 0));
+	assert_true(WIFEXITED(st));
+	assert_int_equal(0, WEXITSTATUS(st));
+}
+
 static void test_read_all(void **state)
 {
 	char buf[64 * 1024], got[sizeof(buf)];
@@ -185,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_buf_grows),
 		cmocka_unit_test(test_random_ids_differ),
 		cmocka_unit_test(test_read_all),
+		cmocka_unit_test(test_signal_set),
 		cmocka_unit_test(test_is_identifier),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
