@@ -72,7 +72,14 @@ struct cw_rate_store {
 	/* One caller at a time: statements and undo logs are shared. */
 	pthread_mutex_t lock;
 	uint64_t committed, synced;	/* reservations */
+	/* When this process last dropped expired events. */
+	int64_t pruned_us;
+	bool pruned;
 };
+
+/* Expired events no longer count, so at most one reservation a second drops
+ * them: the prune's query is about a seventh of a reservation's time. */
+#define RATE_PRUNE_EVERY_US 1000000
 
 static int64_t sat_add(int64_t a, int64_t b)
 {
@@ -240,7 +247,7 @@ int cw_rate_reserve_flags(struct cw_rate_store *s,
 {
 	int64_t worst = -1, count, retry;
 	size_t worst_i = 0, i, f;
-	bool in_tx = false;
+	bool in_tx = false, prune;
 	int ret;
 
 	if (retry_after_us)
@@ -300,14 +307,22 @@ int cw_rate_reserve_flags(struct cw_rate_store *s,
 		if (ret)
 			goto out;
 	}
-	ret = s->ops->prune(s, now_us, err);
-	if (ret)
-		goto out;
+	prune = !s->pruned || now_us < s->pruned_us ||
+		now_us - s->pruned_us >= RATE_PRUNE_EVERY_US;
+	if (prune) {
+		ret = s->ops->prune(s, now_us, err);
+		if (ret)
+			goto out;
+	}
 	ret = s->ops->end(s, true, err);
 	in_tx = false;
 	if (ret)
 		goto out;
 	s->committed++;
+	if (prune) {
+		s->pruned = true;
+		s->pruned_us = now_us;
+	}
 	/* A failed sync fails the call, but the reservation stays counted
 	 * (erring on the side of the limit). */
 	if (!(flags & CW_RATE_DEFER_SYNC))

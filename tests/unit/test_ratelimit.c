@@ -425,6 +425,28 @@ static void test_prune_horizon(void **state)
 	assert_int_equal(3, view_count(f, one.key, ALL, T0 + SEC(3630)));
 }
 
+static void test_prune_once_a_second(void **state)
+{
+	struct fixture *f = *state;
+	struct cw_limit l = limit("c", 10, 100);
+	struct cw_limit_ref r;
+
+	ref(&r, &l, "c/global/");
+	assert_admitted(reserve(f, &r, 1, T0));
+	assert_admitted(reserve(f, &r, 1, T0 + SEC(0.5)));
+	/* A second after the last prune: the event at 0 s goes. */
+	assert_admitted(reserve(f, &r, 1, T0 + SEC(10)));
+	assert_int_equal(2, view_count(f, r.key, ALL, T0 + SEC(10)));
+	/* 0.9 s later the one at 0.5 s has expired: it no longer counts,
+	 * but stays stored until the next prune... */
+	assert_admitted(reserve(f, &r, 1, T0 + SEC(10.9)));
+	assert_int_equal(2, view_count(f, r.key, SEC(10), T0 + SEC(10.9)));
+	assert_int_equal(3, view_count(f, r.key, ALL, T0 + SEC(10.9)));
+	/* ...a second after the last one. */
+	assert_admitted(reserve(f, &r, 1, T0 + SEC(11)));
+	assert_int_equal(3, view_count(f, r.key, ALL, T0 + SEC(11)));
+}
+
 static void test_storage_bounded(void **state)
 {
 	struct fixture *f = *state;
@@ -933,6 +955,7 @@ int main(void)
 		BOTH(test_release),
 		BOTH(test_view_agrees),
 		BOTH(test_prune_horizon),
+		BOTH(test_prune_once_a_second),
 		BOTH(test_storage_bounded),
 		BOTH(test_invalid),
 		SQLITE(test_sqlite_durable),
