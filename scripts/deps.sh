@@ -12,13 +12,15 @@ PKGS=(
 	libcmocka-dev libmicrohttpd-dev
 	clang llvm bpftool
 	bats bats-assert bats-support
-	jq nodejs npm procps util-linux iproute2 python3 time strace curl wrk
+	jq nodejs npm procps util-linux mount e2fsprogs iproute2 python3 time strace
+	curl wrk
 )
 # make vmtest: the emulator and the cpio that packs the VM's root file
 # system (the other packages it copies into the VM are listed above and in
-# tests/vm/packages; the kernel itself is fetched by tests/vm/vmtest.sh).
+# tests/vm/packages; the kernel itself is fetched by tests/vm/vmtest.sh);
+# kmod's insmod loads the loop module there.
 VM_PKGS=(qemu-system-x86 cpio passwd login libpam-runtime libpam-modules
-	libpam-modules-bin python3-minimal dash mawk diffutils curl)
+	libpam-modules-bin python3-minimal dash mawk diffutils curl kmod)
 
 missing() {
 	local p

@@ -34,6 +34,10 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 echo vmtest >/proc/sys/kernel/hostname
 ip link set lo up
+# the kernel's modules the tests need (loop), from its own package
+for m in /cw/build/modules/*.ko; do
+	[ -e "$m" ] && ! insmod "$m" && say "insmod $m failed"
+done
 
 # cgroup v2 alone, with controllers, as on E2B's guest. The suite runs in a
 # leaf (runner/); each cmdwarden is started in a cgroup of its own beneath

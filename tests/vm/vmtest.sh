@@ -24,7 +24,7 @@
 # network beyond the kernel package and no disk image, holds exactly the
 # versions the host suite ran with, and runs from RAM, which matters under
 # TCG where every disk access is emulated; the kernel needs no modules for
-# it. The kernel is Debian's packaged 6.1 build (apt-get download), kept
+# it (loop, which one test uses, is taken from the same package). The kernel is Debian's packaged 6.1 build (apt-get download), kept
 # under BUILD_DIR/vm so nothing is cached outside the clone.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -68,7 +68,7 @@ fetch_kernel() {
 	pkg=$(kernel_pkg)
 	[ -n "$pkg" ] || die "cannot resolve linux-image-cloud-amd64 to a kernel package (apt-cache depends)"
 	dir=$VM/kernel/$pkg
-	if ! compgen -G "$dir/boot/vmlinuz-*" >/dev/null; then
+	if ! compgen -G "$dir/boot/vmlinuz-*" >/dev/null || [ ! -f "$dir/modules/loop.ko" ]; then
 		say "downloading $pkg"
 		rm -rf "$dir" && mkdir -p "$dir"
 		# stale package lists name a version the archive no longer has
@@ -76,13 +76,17 @@ fetch_kernel() {
 			{ apt-get update -qq >/dev/null 2>&1 && pkg=$(kernel_pkg) && dir=$VM/kernel/$pkg &&
 				mkdir -p "$dir" && (cd "$dir" && apt-get -q -o APT::Sandbox::User=root download "$pkg" >/dev/null); } ||
 			die "apt-get download $pkg failed"
+		# loop is a module in this kernel; the VM loads it for the
+		# file system whose writes fail (http.bats)
 		deb=$(ls "$dir"/*.deb) && dpkg-deb -x "$deb" "$dir/x" &&
-			mkdir -p "$dir/boot" && cp "$dir"/x/boot/vmlinuz-* "$dir"/x/boot/config-* "$dir/boot/" ||
+			mkdir -p "$dir/boot" "$dir/modules" && cp "$dir"/x/boot/vmlinuz-* "$dir"/x/boot/config-* "$dir/boot/" &&
+			cp "$dir"/x/lib/modules/*/kernel/drivers/block/loop.ko "$dir/modules/" ||
 			die "cannot extract the kernel from $deb"
 		rm -rf "$dir/x" "$deb"
 	fi
 	KERNEL=$(ls "$dir"/boot/vmlinuz-*)
 	KVER=${KERNEL##*/vmlinuz-}
+	KMODS=$dir/modules
 }
 
 # --- root file system --------------------------------------------------------
@@ -200,6 +204,8 @@ build_project() {
 	rm -rf "$stage"
 	mkdir -p "$stage/cw/build/tests" "$stage/cw/tests"
 	cp "$BUILD/cmdwarden" "$stage/cw/build/"
+	mkdir -p "$stage/cw/build/modules"
+	cp "$KMODS"/*.ko "$stage/cw/build/modules/"
 	cp "$BUILD"/tests/sysprobe "$stage/cw/build/tests/"
 	for f in "$BUILD"/tests/*; do
 		# e2e helper programs only: the unit tests stay on the host
