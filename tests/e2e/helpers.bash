@@ -5,6 +5,8 @@
 ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
 CW="${CW:-$ROOT/build/cmdwarden}"
 FIX="$ROOT/tests/fixtures"
+# the test helper of tests/e2e/sysprobe.c
+PROBE="$ROOT/build/tests/sysprobe"
 
 load_libs() {
 	load '/usr/lib/bats/bats-support/load'
@@ -17,6 +19,10 @@ cw_setup() {
 	T="$BATS_TEST_TMPDIR"
 	STATE="$T/state"
 	AUDIT="$T/audit/audit.jsonl"
+}
+
+need_sysprobe() {
+	[ -x "$PROBE" ] || fail "sysprobe is not built; run make check"
 }
 
 INIT='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bats","version":"1"}}}'

@@ -267,12 +267,11 @@ JSON
 	# Whoever starts the agent may leave signals ignored too, glibc's own
 	# 32 and 33 included (which glibc's sigaction cannot reset): here the
 	# agent starts with 32 ignored.
-	probe="$ROOT/build/tests/sysprobe"
-	[ -x "$probe" ] || fail "sysprobe is not built; run make check"
-	"$probe" --ignore 32 grep -q '^SigIgn:.*[1-9a-f]' /proc/self/status ||
+	need_sysprobe
+	"$PROBE" --ignore 32 grep -q '^SigIgn:.*[1-9a-f]' /proc/self/status ||
 		fail "sysprobe --ignore 32 left no signal ignored"
 	{ printf '%s\n' "$INIT" "$INITIALIZED" "$(call_json 1 'grep -E "^Sig(Blk|Ign):" /proc/self/status; yes | head -n1 >/dev/null; echo "${PIPESTATUS[0]}"')"; } |
-		"$probe" --ignore 32 "$CW" serve --state-dir "$STATE" --audit "$AUDIT" >"$T/out" 2>"$T/err"
+		"$PROBE" --ignore 32 "$CW" serve --state-dir "$STATE" --audit "$AUDIT" >"$T/out" 2>"$T/err"
 	assert_equal "$(text 1 | jq -r .stdout)" "$(printf 'SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n141')"
 }
 

@@ -7,11 +7,9 @@
 
 load helpers
 
-PROBE="$ROOT/build/tests/sysprobe"
-
 setup() {
 	cw_setup
-	[ -x "$PROBE" ] || fail "sysprobe is not built; run make check"
+	need_sysprobe
 }
 
 teardown() {

@@ -118,13 +118,13 @@ recs() {
 @test "tracepoints: a burst into a tiny ring buffer that may not pause the call is counted as lost, not hidden; by default the call is paused and loses none" {
 	trace_on
 	# a C loop: faster than the agent writes records, so a 4 KiB ring fills
-	probe="$ROOT/build/tests/sysprobe"
+	need_sysprobe
 	cat >"$T/p.json" <<JSON
 {"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
-  "filesystem":{"exec":["/usr","/bin","$(dirname "$probe")"]}}}}}
+  "filesystem":{"exec":["/usr","/bin","$(dirname "$PROBE")"]}}}}}
 JSON
 	mcp --policy "$T/p.json" --trace-ringbuf 4 --trace-overflow drop -- \
-		"$(call_json 1 "$probe --opens 20000 /etc/hostname && echo done")"
+		"$(call_json 1 "$PROBE --opens 20000 /etc/hostname && echo done")"
 	inv=$(structured 1 invocation_id)
 	assert_equal "$(structured 1 stdout)" "opens 20000 failed 0
 done"
@@ -142,7 +142,7 @@ done"
 	# the twin: the same burst with the defaults (512 KiB ring, pausing):
 	# the call waits whenever the ring is over half full, and loses nothing
 	rm -f "$AUDIT"
-	mcp --policy "$T/p.json" -- "$(call_json 2 "$probe --opens 20000 /etc/hostname && echo done")"
+	mcp --policy "$T/p.json" -- "$(call_json 2 "$PROBE --opens 20000 /etc/hostname && echo done")"
 	inv=$(structured 2 invocation_id)
 	assert_equal "$(structured 2 stdout)" "opens 20000 failed 0
 done"

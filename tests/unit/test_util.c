@@ -127,8 +127,6 @@ static void test_random_ids_differ(void **state)
 	assert_string_not_equal(a, b);
 }
 
-/* Whole reads across short reads; an early end is an error, not a short
- * count. */
 /* Whether signal sig is ignored, from /proc (bit sig - 1 of SigIgn). */
 static bool ignored(int sig)
 {
@@ -175,6 +173,8 @@ static void test_signal_set(void **state)
 	assert_int_equal(0, WEXITSTATUS(st));
 }
 
+/* Whole reads across short reads; an early end is an error, not a short
+ * count. */
 static void test_read_all(void **state)
 {
 	char buf[64 * 1024], got[sizeof(buf)];

@@ -24,8 +24,9 @@
 # network beyond the kernel package and no disk image, holds exactly the
 # versions the host suite ran with, and runs from RAM, which matters under
 # TCG where every disk access is emulated; the kernel needs no modules for
-# it (loop, which one test uses, is taken from the same package). The kernel is Debian's packaged 6.1 build (apt-get download), kept
-# under BUILD_DIR/vm so nothing is cached outside the clone.
+# it (loop, which one test uses, is taken from the same package). The
+# kernel is Debian's packaged 6.1 build (apt-get download), kept under
+# BUILD_DIR/vm so nothing is cached outside the clone.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
