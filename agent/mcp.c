@@ -13,11 +13,12 @@
 #include "json.h"
 #include "mcp.h"
 #include "version.h"
+#include "workers.h"
 
 static const char *const versions[] = { "2025-11-25", "2025-06-18",
 					"2025-03-26" };
 
-/* A tools/call running on its own thread. */
+/* A tools/call running on a thread of the pool (workers.h). */
 struct flight {
 	struct cw_mcp *m;
 	json_t *id;		/* the request's id */
@@ -615,7 +616,7 @@ static void flight_free(struct flight *f)
 	free(f);
 }
 
-static void *flight_main(void *p)
+static void flight_main(void *p)
 {
 	struct flight *f = p, **pp;
 	struct cw_mcp *m = f->m;
@@ -640,17 +641,14 @@ static void *flight_main(void *p)
 	pthread_cond_broadcast(&m->cond);
 	pthread_mutex_unlock(&m->lock);
 	flight_free(f);
-	return NULL;
 }
 
-/* Starts a tools/call on a thread of its own; its answer goes out later. */
+/* Starts a tools/call on a thread of the pool; its answer goes out later. */
 static json_t *dispatch(struct cw_mcp *m, json_t *id, json_t *params)
 {
 	json_t *tok = json_object_get(json_object_get(params, "_meta"),
 				      "progressToken");
-	pthread_attr_t attr;
 	struct flight *f;
-	pthread_t th;
 	int ret;
 
 	pthread_mutex_lock(&m->lock);
@@ -678,10 +676,7 @@ static json_t *dispatch(struct cw_mcp *m, json_t *id, json_t *params)
 	pthread_mutex_lock(&m->lock);
 	f->next = m->flights;
 	m->flights = f;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	ret = pthread_create(&th, &attr, flight_main, f);
-	pthread_attr_destroy(&attr);
+	ret = cw_workers_run(flight_main, f);
 	if (ret) {
 		m->flights = f->next;
 		pthread_mutex_unlock(&m->lock);
@@ -736,12 +731,12 @@ static json_t *refuse_later(struct cw_mcp *m, json_t *id, json_t *params,
 /*
  * A tools/call request. A call the policy refuses whatever the counters
  * say launches nothing and asks no one, so it is decided on the
- * transport's thread, with the verdict reached here: a thread of its own
- * would cost more than the decision and its audit record. It is answered
- * there, or (refusals_later) through out once its record is durable, so
- * that thread does not wait for the disk. Every other
- * call runs on a thread of its own when the transport can send answers
- * later.
+ * transport's thread, with the verdict reached here: handing it to another
+ * thread would cost more than the decision and its audit record. It is
+ * answered there, or (refusals_later) through out once its record is
+ * durable, so that thread does not wait for the disk. Every other call
+ * runs on a thread of the worker pool (workers.h) when the transport can
+ * send answers later.
  */
 static json_t *tools_call(struct cw_mcp *m, json_t *id, json_t *params)
 {
