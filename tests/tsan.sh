@@ -13,7 +13,7 @@ trap 'rm -rf "$reports"' EXIT
 [ -d tests/e2e/node_modules/@modelcontextprotocol/sdk ] ||
 	(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
 rc=0
-TSAN_OPTIONS="log_path=$reports/tsan second_deadlock_stack=1" CW="$agent" \
+TSAN_OPTIONS="log_path=$reports/tsan second_deadlock_stack=1" CW="$agent" CW_SANITIZER=thread \
 	bats tests/e2e/concurrency.bats tests/e2e/approvals.bats tests/e2e/run_command.bats \
 		tests/e2e/http.bats tests/e2e/http_sdk.bats || rc=1
 if compgen -G "$reports/tsan*" >/dev/null; then

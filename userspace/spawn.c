@@ -213,7 +213,10 @@ child_fail(int fd, int step, int err, long arg)
 	do {
 		n = write(fd, &rep, sizeof(rep));
 	} while (n < 0 && errno == EINTR);
-	_exit(127);
+	/* Not _exit: a sanitizer's would take locks that another thread of
+	 * the agent may have held when it was copied into this child. */
+	syscall(SYS_exit_group, 127);
+	__builtin_unreachable();
 }
 
 /* Closes every descriptor from 3 up but the two kept ones (-1: none). */
