@@ -338,13 +338,7 @@ json_t *cw_jobs_kill(struct cw_jobs *js, const char *invocation,
 	struct cw_job *j;
 	json_t *o = NULL;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += wait_ms / 1000;
-	until.tv_nsec += (wait_ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	cw_deadline_ms(CLOCK_REALTIME, wait_ms, &until);
 	pthread_mutex_lock(&js->lock);
 	j = find_locked(js, invocation, grant);
 	if (!j) {

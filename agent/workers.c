@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "util.h"
 #include "workers.h"
 
 struct worker {
@@ -45,13 +46,7 @@ static void *worker_main(void *p)
 		w->next = idle;
 		idle = w;
 		nidle++;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += idle_ms / 1000;
-		until.tv_nsec += (long)(idle_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		cw_deadline_ms(CLOCK_MONOTONIC, idle_ms, &until);
 		while (!w->fn)
 			if (pthread_cond_timedwait(&w->cond, &lock, &until) ==
 				    ETIMEDOUT &&

@@ -92,6 +92,17 @@ int64_t cw_mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+void cw_deadline_ms(clockid_t clk, int64_t ms, struct timespec *ts)
+{
+	clock_gettime(clk, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
 static void format_ts_slow(int64_t us, char *buf, size_t len)
 {
 	time_t secs = (time_t)(us / 1000000);

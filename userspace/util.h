@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* One error, shaped like jansson's json_error_t plus the JSON path. */
 struct cw_error {
@@ -41,6 +42,9 @@ void cw_error_set(struct cw_error *e, const char *fmt, ...)
 int64_t cw_now_us(void);
 /* Microseconds of CLOCK_MONOTONIC. */
 int64_t cw_mono_us(void);
+/* The time ms milliseconds from now on clock clk, as the deadline of a
+ * pthread_cond_timedwait whose condition uses that clock. */
+void cw_deadline_ms(clockid_t clk, int64_t ms, struct timespec *ts);
 /* RFC 3339 UTC with microseconds: 2026-11-29T21:18:13.123456Z (buf >= 32). */
 void cw_format_ts(int64_t us, char *buf, size_t len);
 

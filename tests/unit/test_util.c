@@ -86,6 +86,26 @@ static void test_format_ts_seconds(void **state)
 	assert_string_equal("2025-11-29T21:18:14.000001", got);
 }
 
+/* A deadline is normalised (tv_nsec below a second) and lies ms ahead:
+ * 999 ms from any moment carries into the seconds at most once. */
+static void test_deadline_ms(void **state)
+{
+	static const int64_t ms[] = { 0, 1, 999, 1000, 1500, 10000 };
+	struct timespec before, d;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+		clock_gettime(CLOCK_MONOTONIC, &before);
+		cw_deadline_ms(CLOCK_MONOTONIC, ms[i], &d);
+		assert_true(d.tv_nsec >= 0 && d.tv_nsec < 1000000000L);
+		int64_t ahead = (int64_t)(d.tv_sec - before.tv_sec) * 1000000000LL +
+				(d.tv_nsec - before.tv_nsec);
+		assert_true(ahead >= ms[i] * 1000000LL);
+		assert_true(ahead < ms[i] * 1000000LL + 1000000000LL);
+	}
+}
+
 static void test_diag_format(void **state)
 {
 	struct cw_diag d;
@@ -228,6 +248,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_format_ts),
 		cmocka_unit_test(test_format_ts_seconds),
+		cmocka_unit_test(test_deadline_ms),
 		cmocka_unit_test(test_diag_format),
 		cmocka_unit_test(test_buf_grows),
 		cmocka_unit_test(test_random_ids_differ),
