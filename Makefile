@@ -8,26 +8,45 @@ CC       ?= gcc
 PKGS     := jansson libseccomp sqlite3 libsodium libbpf libmicrohttpd
 WERROR   ?= -Werror
 
+# The dependency check runs once per make invocation, before anything is
+# built, and not for the targets that need no build (its output goes to
+# stderr, so it shows). Sub-makes inherit CW_DEPS_CHECKED and skip it.
+NO_DEPS_GOALS := clean deps uninstall
+ifneq ($(filter-out $(NO_DEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
+ifndef CW_DEPS_CHECKED
+$(shell scripts/deps.sh ensure 1>&2)
+ifneq ($(.SHELLSTATUS),0)
+$(error scripts/deps.sh ensure failed: the build's packages are missing; run 'make deps' as root)
+endif
+export CW_DEPS_CHECKED := 1
+endif
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# libmicrohttpd: headers only; the HTTP transport loads it when it starts.
+PKG_LIBS   := $(shell pkg-config --libs $(filter-out libmicrohttpd,$(PKGS)) 2>/dev/null)
+
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra $(WERROR) -Wno-format-truncation -D_GNU_SOURCE \
-	    -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
-	    $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-CPPFLAGS += -iquote userspace -iquote agent -iquote bpf
-# libmicrohttpd: headers only; the HTTP transport loads it when it starts.
-LDLIBS   += $(shell pkg-config --libs $(filter-out libmicrohttpd,$(PKGS)) 2>/dev/null) -lpthread -ldl
+	    -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(PKG_CFLAGS)
+# Includes are path-qualified from a top folder: "kernel/cgroup.h",
+# "server/mcp.h", "bpf/net.h", and the generated "bpf/net.skel.h".
+CPPFLAGS += -iquote userspace -iquote agent -iquote . -iquote $(BUILD)
+DEPFLAGS  = -MMD -MP
+LDLIBS   += $(PKG_LIBS) -lpthread -ldl
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=undefined
 CLANG    ?= clang
+LLVM_STRIP ?= llvm-strip
 BPFTOOL  ?= bpftool
 BPF_ARCH ?= x86
 # BPF objects: uapi headers only, no vmlinux.h, so they load without kernel BTF.
 # clang -target bpf does not search the multiarch directory that holds
 # <asm/types.h>: add the host compiler's system directories after its own.
-CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 BPF_CFLAGS = -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) \
-	     -Wall -Wextra $(WERROR) -I $(BUILD)/bpf -I bpf \
-	     $(CLANG_BPF_SYS_INCLUDES)
+	     -Wall -Wextra $(WERROR) -I bpf $(CLANG_BPF_SYS_INCLUDES)
 
 ifeq ($(V),1)
 Q :=
@@ -37,56 +56,54 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-LIB_SRCS  := $(wildcard userspace/*.c)
-LIB_ASM   := userspace/default_policy.S
-AGENT_SRCS := $(wildcard agent/*.c)
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+# Sources are found by folder: a new file in one of them needs no Makefile line.
+LIB_SRCS   := $(wildcard userspace/*/*.c)
+AGENT_SRCS := $(wildcard agent/*.c agent/*/*.c)
+UNIT_SRCS  := $(wildcard tests/unit/*/test_*.c)
 BENCH_SRCS := $(wildcard tests/bench/*.c)
+BPF_SRCS   := $(wildcard bpf/*.bpf.c)
+SKELS      := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 
-LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/userspace/default_policy.o
-ASAN_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o) $(BUILD)/obj/userspace/default_policy.o
+LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/userspace/policy/default_policy.o
+ASAN_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o) $(BUILD)/obj/userspace/policy/default_policy.o
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/obj/%.o)
 # The agent's own modules, minus main, are linked into unit tests too.
 AGENT_LIB_ASAN := $(filter-out $(BUILD)/asan/agent/main.o,$(AGENT_SRCS:%.c=$(BUILD)/asan/%.o))
-UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+UNIT_BINS  := $(foreach t,$(UNIT_SRCS),$(BUILD)/tests/$(basename $(notdir $(t))))
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 E2E_BINS   := $(BUILD)/tests/sysprobe $(BUILD)/tests/x32call
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps deps-check check unit e2e vmtest demo bench tsan install uninstall clean
+.PHONY: all deps check unit e2e vmtest demo bench tsan install uninstall clean
 
 all: $(BUILD)/cmdwarden
 
-$(BUILD)/obj/%.o: %.c $(wildcard userspace/*.h agent/*.h bpf/*.h) | deps-check
+# Every C object waits for the BPF skeletons (a loader includes one); after
+# the first build, -MMD's dependency files say which object needs which.
+$(BUILD)/obj/%.o: %.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/asan/%.o: %.c $(wildcard userspace/*.h agent/*.h bpf/*.h) | deps-check
+$(BUILD)/asan/%.o: %.c | $(SKELS)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(DEPFLAGS) -c $< -o $@
 
-# eBPF: bpf/X.bpf.c -> build/bpf/X.bpf.o -> build/bpf/X.skel.h, included by
-# the userspace loader (userspace/bpfnet.c, userspace/trace.c).
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) | deps-check
+# eBPF: bpf/X.bpf.c -> build/bpf/X.bpf.o (DWARF stripped; BTF kept) ->
+# build/bpf/X.skel.h, included by the loader in userspace/kernel/.
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-BPFNET_OBJS := $(BUILD)/obj/userspace/bpfnet.o $(BUILD)/asan/userspace/bpfnet.o
-$(BPFNET_OBJS): $(BUILD)/bpf/net.skel.h
-$(BPFNET_OBJS): CPPFLAGS += -iquote $(BUILD)/bpf
-TRACE_OBJS := $(BUILD)/obj/userspace/trace.o $(BUILD)/asan/userspace/trace.o
-$(TRACE_OBJS): $(BUILD)/bpf/trace.skel.h
-$(TRACE_OBJS): CPPFLAGS += -iquote $(BUILD)/bpf
-
-$(BUILD)/obj/userspace/default_policy.o: userspace/default_policy.S policies/e2b-run-command.json
+$(BUILD)/obj/userspace/policy/default_policy.o: userspace/policy/default_policy.S policies/e2b-run-command.json
 	$(call msg,AS,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -DCW_DEFAULT_POLICY='"$(CURDIR)/policies/e2b-run-command.json"' -c $< -o $@
@@ -95,11 +112,15 @@ $(BUILD)/cmdwarden: $(AGENT_OBJS) $(LIB_OBJS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(ASAN_OBJS) $(AGENT_LIB_ASAN) tests/unit/unit.h
-	$(call msg,CC-TEST,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -iquote tests/unit $< \
-		$(ASAN_OBJS) $(AGENT_LIB_ASAN) -o $@ $(LDLIBS) -lcmocka -lcrypto
+# Unit tests: tests/unit/FOLDER/test_X.c -> build/tests/test_X.
+define unit_rule
+$(BUILD)/tests/$(basename $(notdir $(1))): $(1) $(ASAN_OBJS) $(AGENT_LIB_ASAN) tests/unit/unit.h
+	$$(call msg,CC-TEST,$$@)
+	$(Q)mkdir -p $$(@D)
+	$(Q)$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$(SANFLAGS) $$(DEPFLAGS) -MF $$@.d -iquote tests/unit $$< \
+		$$(ASAN_OBJS) $$(AGENT_LIB_ASAN) -o $$@ $$(LDLIBS) -lcmocka -lcrypto
+endef
+$(foreach t,$(UNIT_SRCS),$(eval $(call unit_rule,$(t))))
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIB_OBJS) $(filter-out $(BUILD)/obj/agent/main.o,$(AGENT_OBJS))
 	$(call msg,CC-BENCH,$@)
@@ -116,12 +137,11 @@ $(BUILD)/tests/x32call: tests/e2e/x32call.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
 # Installs what build and tests need, only when something is missing.
 deps:
 	$(Q)scripts/deps.sh install
-
-deps-check:
-	$(Q)scripts/deps.sh ensure
 
 unit: $(UNIT_BINS)
 	$(Q)tests/run.sh unit $(UNIT_BINS)
@@ -129,24 +149,24 @@ unit: $(UNIT_BINS)
 e2e: all $(E2E_BINS)
 	$(Q)tests/run.sh e2e
 
-check: deps-check all $(UNIT_BINS) $(E2E_BINS)
+check: all $(UNIT_BINS) $(E2E_BINS)
 	$(Q)tests/run.sh all $(UNIT_BINS)
 
 # The e2e suite in a VM on Debian's 6.1 kernel, as is and E2B-shaped
 # (tests/vm/vmtest.sh).
-vmtest: deps-check all $(E2E_BINS)
+vmtest: all $(E2E_BINS)
 	$(Q)scripts/deps.sh ensure vm
 	$(Q)tests/vm/vmtest.sh $(BUILD)
 
-demo: deps-check all
+demo: all
 	$(Q)tests/demo.sh $(BUILD)/cmdwarden
 
-bench: deps-check all $(BENCH_BINS) $(E2E_BINS)
+bench: all $(BENCH_BINS) $(E2E_BINS)
 	$(Q)tests/bench/run.sh $(BUILD)
 
 # The agent built with ThreadSanitizer, driven through the tests of
 # concurrent calls, approvals and commands; any race report fails it.
-tsan: deps-check $(E2E_BINS)
+tsan: $(E2E_BINS)
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan CC="$(CC) -fsanitize=thread" $(BUILD)/tsan/cmdwarden
 	$(Q)tests/tsan.sh $(BUILD)/tsan/cmdwarden
 

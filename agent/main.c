@@ -5,7 +5,7 @@
  *   check   validate a policy
  *   eval    decide one call without running it
  *   exec    decide and run one command, print the E2B-shaped result
- *   audit   verify, tail, query, stats (audit_cmd.c)
+ *   audit   verify, tail, query, stats (cli/audit.c)
  *   version
  */
 #include <errno.h>
@@ -18,22 +18,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "approvals.h"
-#include "approve_cmd.h"
-#include "audit_cmd.h"
-#include "control.h"
-#include "decide.h"
-#include "engine.h"
-#include "grant.h"
-#include "http_transport.h"
-#include "json.h"
-#include "mcp.h"
-#include "policy.h"
-#include "probe.h"
-#include "ratelimit.h"
-#include "seccomp.h"
-#include "stdio_transport.h"
-#include "trace.h"
+#include "engine/approvals.h"
+#include "cli/approve.h"
+#include "cli/audit.h"
+#include "server/control.h"
+#include "policy/decide.h"
+#include "engine/engine.h"
+#include "server/grant.h"
+#include "server/http.h"
+#include "lib/json.h"
+#include "server/mcp.h"
+#include "policy/policy.h"
+#include "kernel/probe.h"
+#include "rate/ratelimit.h"
+#include "kernel/seccomp.h"
+#include "server/stdio.h"
+#include "kernel/trace.h"
 #include "version.h"
 
 static const char *prog = "cmdwarden";

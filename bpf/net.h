@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Structures shared by bpf/net.bpf.c and userspace/bpfnet.c. No includes:
+ * Structures shared by bpf/net.bpf.c and userspace/kernel/bpfnet.c. No includes:
  * the includer provides __u8.. __u64 (<linux/types.h> or <linux/bpf.h>).
  */
-#ifndef CW_NET_H
-#define CW_NET_H
+#ifndef CW_BPF_NET_H
+#define CW_BPF_NET_H
 
 /* Port ranges one trie entry can hold (rules merged onto one CIDR). */
 #define NET_MAX_RANGES 8

@@ -53,7 +53,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
-#include "trace_events.h"
+#include "trace.h"
 
 #ifndef __NR_fchmodat2
 #define __NR_fchmodat2 452

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit.h"
-#include "util.h"
+#include "audit/audit.h"
+#include "lib/util.h"
 
 /* A record shaped like a net or seccomp record, about 300 bytes. */
 static json_t *fields(long i)

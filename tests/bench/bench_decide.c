@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decide.h"
-#include "policy.h"
-#include "ratelimit.h"
-#include "util.h"
+#include "policy/decide.h"
+#include "policy/policy.h"
+#include "rate/ratelimit.h"
+#include "lib/util.h"
 
 static double rate(const struct cw_policy *p, const struct cw_call *call,
 		   struct cw_counter_view *view, long n)

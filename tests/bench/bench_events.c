@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "audit.h"
-#include "trace.h"
-#include "util.h"
+#include "audit/audit.h"
+#include "kernel/trace.h"
+#include "lib/util.h"
 
 #define BATCH 256
 

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 struct agent {
 	pid_t pid;

@@ -23,8 +23,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "seccomp.h"
-#include "util.h"
+#include "kernel/seccomp.h"
+#include "lib/util.h"
 
 static const char *errname(int e)
 {

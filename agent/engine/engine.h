@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * engine: one tool call from arguments to result. Validates arguments,
+ * decides, reserves rate-limit counters, audits, launches and reaps, in the
+ * order the layers meet a call. Shared by the MCP server and `cmdwarden exec`.
+ */
+#ifndef CW_ENGINE_ENGINE_H
+#define CW_ENGINE_ENGINE_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "audit/audit.h"
+#include "policy/decide.h"
+#include "policy/policy.h"
+#include "kernel/probe.h"
+#include "kernel/spawn.h"
+#include "lib/util.h"
+
+#define CW_DEFAULT_STATE_DIR "/var/lib/cmdwarden"
+#define CW_DEFAULT_AUDIT "/var/log/cmdwarden/audit.jsonl"
+/* The audit log rotates before it passes this size (see audit.h). */
+#define CW_DEFAULT_AUDIT_MAX_BYTES (64ull << 20)
+#define CW_TOOL_RUN_COMMAND "run_command"
+#define CW_TOOL_COMMAND_STATUS "command_status"
+#define CW_TOOL_COMMAND_KILL "command_kill"
+/* How long command_kill waits for a killed job to be gone. */
+#define CW_KILL_WAIT_MS 10000
+
+struct cw_engine;
+
+struct cw_engine_opts {
+	const char *policy_path;	/* NULL: the embedded default */
+	const char *state_dir;		/* NULL: CW_DEFAULT_STATE_DIR */
+	const char *audit_path;		/* NULL: CW_DEFAULT_AUDIT */
+	uint64_t audit_max_bytes;	/* 0: CW_DEFAULT_AUDIT_MAX_BYTES;
+					 * UINT64_MAX: never rotate */
+	unsigned trace_ringbuf_kib;	/* 0: the default */
+	int64_t approval_lifetime_s;	/* 0: CW_APPROVAL_LIFETIME_S */
+	bool trace_drop;		/* a full ring loses events rather
+					 * than pausing the call */
+};
+
+/* Loads and fully validates a policy: parse, compile, build its seccomp
+ * filter (unknown syscall names), check require_layers against what this
+ * kernel and build offer. NULL with every problem in diag. */
+struct cw_policy *cw_engine_load_policy(const char *path,
+					struct cw_diag *diag);
+
+/* Legal but probably unintended constructs, as warnings. */
+void cw_engine_lint(const struct cw_policy *p, struct cw_diag *warn);
+
+struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
+				 struct cw_diag *diag);
+void cw_engine_close(struct cw_engine *e);
+/* The default policy at this moment (borrowed: valid until the next
+ * cw_engine_set_rules; threads that may race a reload use cw_engine_rules). */
+const struct cw_policy *cw_engine_policy(const struct cw_engine *e);
+
+/*
+ * Rules: a policy with the seccomp filter and Landlock ruleset it compiles
+ * to. Reference-counted, so a reload can replace them while calls still run
+ * under the old ones.
+ */
+struct cw_rules;
+
+/* cw_engine_load_policy plus the filter and ruleset; NULL with diag. */
+struct cw_rules *cw_rules_load(const char *path, struct cw_diag *diag);
+struct cw_rules *cw_rules_get(struct cw_rules *r);
+void cw_rules_put(struct cw_rules *r);
+const struct cw_policy *cw_rules_policy(const struct cw_rules *r);
+
+/* The default rules (a new reference), and their replacement (takes its own
+ * reference; calls already running keep the old ones). */
+struct cw_rules *cw_engine_rules(struct cw_engine *e);
+void cw_engine_set_rules(struct cw_engine *e, struct cw_rules *r);
+
+/* Writes a record that belongs to no call (a refused HTTP request, a
+ * reload); flags as for cw_audit_write_flags. 0 or -errno with err. */
+int cw_engine_audit(struct cw_engine *e, const char *type, json_t *fields,
+		    unsigned flags, struct cw_error *err);
+
+enum cw_outcome {
+	CW_OUTCOME_RAN = 0,	/* the command ran; see run */
+	CW_OUTCOME_DENIED,	/* policy said no; message starts [POLICY DENIED] */
+	CW_OUTCOME_INVALID,	/* bad arguments; message says which */
+	CW_OUTCOME_UNKNOWN_TOOL, /* allowed, but no such tool here */
+	CW_OUTCOME_FAILED,	/* could not launch or could not audit */
+};
+
+struct cw_call_result {
+	enum cw_outcome outcome;
+	struct cw_verdict verdict;
+	char invocation[32];
+	char message[1024];
+	struct cw_spawn_result run;
+	char sandbox_id[128];
+	uint64_t audit_records;	/* records written for this call */
+	uint64_t net_connections; /* connections the command made */
+	uint64_t net_denied;	/* and those refused */
+	uint64_t execs, files;	/* kernel events recorded: programs executed,
+				 * file operations */
+	uint64_t events_lost;	/* kernel events that could not be recorded */
+	bool src_bpf, src_fanotify; /* the event sources in force */
+	bool background;	/* RAN: started in the background; run.pid */
+	bool cancelled;		/* the caller gave up; nobody reads this */
+	bool durable_later;	/* hooks->durable will be told (see there) */
+	json_t *data;		/* RAN by command_status / command_kill */
+};
+
+/* What an approval asks about, for the person who decides. */
+struct cw_ask {
+	const char *tool;
+	const char *command;	/* run_command's command, else NULL */
+	const char *cwd;	/* where it would run */
+	const char *rule;	/* JSON path of the rule that asks */
+	const char *reason;	/* the rule's reason, may be "" */
+};
+
+enum cw_answer {
+	CW_ANSWER_ACCEPT = 0,
+	CW_ANSWER_DECLINE,
+	CW_ANSWER_CANCEL,
+};
+
+/* How the caller takes part in a running call; NULL hooks: not at all. */
+struct cw_call_hooks {
+	int cancel_fd;		/* an eventfd, readable once the caller has
+				 * given up on the call: its process tree is
+				 * killed; -1 for never */
+	int64_t progress_ms;	/* progress every progress_ms while it runs */
+	void (*progress)(void *ctx, int64_t elapsed_ms);
+	/* Asks the person behind the client about a require_approval call:
+	 * a CW_ANSWER_*, or -errno when it cannot ask. NULL: cannot ask. */
+	int (*ask)(void *ctx, const struct cw_ask *q);
+	void *ctx;
+	/* The policy's verdict, already reached under the same rules without
+	 * counters (a caller routing refused calls): not decided again. */
+	const struct cw_verdict *decided;
+	/* With decided: the call's decision record is written without
+	 * waiting for the disk, and durable(durable_ctx, ...) says when it
+	 * is durable or that it failed (cw_audit_write_async), on another
+	 * thread; the result then has durable_later set, and must not be
+	 * given to the caller before that. */
+	cw_audit_done_fn durable;
+	void *durable_ctx;
+};
+
+/* Runs one call under the default rules. Never fails as a function: every
+ * problem is an outcome. Thread-safe: calls run concurrently, each on its
+ * caller's thread (a background call's command on a thread of its own). */
+void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
+		    struct cw_call_result *r);
+/* The same under given rules (NULL: the default), such as a grant's own. */
+void cw_engine_call_with(struct cw_engine *e, struct cw_rules *rules,
+			 const struct cw_call *call, struct cw_call_result *r);
+/* And with the caller taking part (hooks may be NULL). */
+void cw_engine_call_hooked(struct cw_engine *e, struct cw_rules *rules,
+			   const struct cw_call *call,
+			   const struct cw_call_hooks *h,
+			   struct cw_call_result *r);
+void cw_engine_result_free(struct cw_call_result *r);
+
+/* A require_approval call whose client cannot be asked gets an approval id
+ * an operator decides (cw_engine_control) once this is on; off, such calls
+ * are refused as having no way to ask. */
+void cw_engine_operator_approvals(struct cw_engine *e, bool on);
+
+/* Answers a control-socket request ({"op": "approve"|"reject", "id"} or
+ * {"op": "list"}) from peer; decisions are audited. New reference. */
+struct ucred;
+json_t *cw_engine_control(struct cw_engine *e, json_t *req,
+			  const struct ucred *peer);
+
+/* Commands allowed to run at once: the policy's max_concurrent, else the
+ * number of CPUs times four. */
+int64_t cw_engine_max_concurrent(const struct cw_engine *e);
+
+/* The E2B-shaped object {stdout, stderr, exit_code, sandboxId}; with
+ * extended true also duration_ms, truncated, timed_out, signal,
+ * invocation_id and audit (the call's records and what the kernel layers
+ * refused). A background call: {message, pid, sandboxId}, extended with
+ * invocation_id, background and audit. New reference. */
+json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended);
+
+/* Layer availability for this kernel and build, as a JSON object. */
+json_t *cw_engine_layers(void);
+
+/* The layers that are off, each with why: {"cgroup": "..."}. */
+json_t *cw_engine_layers_off(void);
+
+/* The probe of this kernel, run once per process. */
+const struct cw_probe *cw_engine_probe(void);
+
+/* Layers the policy does not require but that are unavailable: they are
+ * skipped, and said so once at start. */
+void cw_engine_layer_warnings(const struct cw_policy *p, struct cw_diag *warn);
+
+#endif

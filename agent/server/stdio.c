@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The reader runs on the serving thread and never waits for a command:
+ * tools/call requests run on threads of their own (see mcp.c) and answer
+ * through send_out. Every message goes out whole under one lock, so lines
+ * from different threads never interleave.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/json.h"
+#include "server/stdio.h"
+
+struct out {
+	int fd;
+	pthread_mutex_t lock;
+	int failed;		/* first write error, -errno */
+};
+
+static int write_msg(struct out *o, json_t *msg)
+{
+	char *s;
+	size_t n;
+	int ret;
+
+	s = cw_json_compact(msg);
+	if (!s)
+		return -ENOMEM;
+	n = strlen(s);
+	s[n] = '\n';
+	pthread_mutex_lock(&o->lock);
+	ret = o->failed ? o->failed : cw_write_all(o->fd, s, n + 1);
+	if (ret < 0 && !o->failed)
+		o->failed = ret;
+	pthread_mutex_unlock(&o->lock);
+	free(s);
+	return ret;
+}
+
+/* The session's out channel: from any thread. */
+static int send_out(void *ctx, json_t *msg, json_t *related)
+{
+	(void)related;	/* one stream carries everything */
+	return write_msg(ctx, msg);
+}
+
+/* A direct answer from the reader; takes msg. */
+static int send_msg(struct out *o, json_t *msg)
+{
+	int ret;
+
+	if (!msg)
+		return 0;
+	ret = write_msg(o, msg);
+	json_decref(msg);
+	return ret;
+}
+
+/* Handles one complete line (without its newline). */
+static int handle_line(struct cw_mcp *m, struct out *out, char *line,
+		       size_t len)
+{
+	size_t i;
+
+	if (len && line[len - 1] == '\r')
+		len--;
+	for (i = 0; i < len; i++)
+		if (line[i] != ' ' && line[i] != '\t')
+			break;
+	if (i == len)
+		return 0; /* blank lines are tolerated */
+	return send_msg(out, cw_mcp_handle_raw(m, line, len));
+}
+
+int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
+		   size_t max_request)
+{
+	struct cw_buf line = { 0 };
+	bool discarding = false;
+	size_t discarded = 0;
+	char chunk[65536];
+	struct out out = { .fd = out_fd, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct cw_mcp_out mo = { .send = send_out, .ctx = &out };
+	int ret = 0;
+
+	cw_mcp_set_out(m, &mo);
+
+	for (;;) {
+		ssize_t n = read(in_fd, chunk, sizeof(chunk));
+		char *p = chunk, *end;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		end = chunk + n;
+		while (p < end) {
+			char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t take = (size_t)((nl ? nl : end) - p);
+
+			if (discarding) {
+				discarded += take;
+			} else if (line.len + take > max_request) {
+				/* Too large: drop what we hold and skip to the
+				 * end of this line. */
+				discarding = true;
+				discarded = line.len + take;
+				line.len = 0;
+			} else if (cw_buf_append(&line, p, take) < 0) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			if (!nl)
+				break;
+			p = nl + 1;
+			if (discarding) {
+				ret = send_msg(&out,
+					       cw_mcp_error(NULL,
+							    CW_JSONRPC_INVALID_REQUEST,
+							    "request too large: %zu bytes exceeds the limit of %zu bytes",
+							    discarded,
+							    max_request));
+				discarding = false;
+				discarded = 0;
+			} else {
+				ret = handle_line(m, &out,
+						  line.data ? line.data : "",
+						  line.len);
+				line.len = 0;
+			}
+			if (ret < 0)
+				goto out;
+			/* Give back memory a huge request needed. */
+			if (line.cap > 2 * sizeof(chunk))
+				cw_buf_free(&line);
+		}
+	}
+	/* A last message without a newline still counts. */
+	if (!discarding && line.len)
+		ret = handle_line(m, &out, line.data, line.len);
+	else if (discarding)
+		ret = send_msg(&out,
+			       cw_mcp_error(NULL, CW_JSONRPC_INVALID_REQUEST,
+					    "request too large: %zu bytes exceeds the limit of %zu bytes",
+					    discarded, max_request));
+out:
+	/* Calls still running are answered before we return; when the
+	 * client can no longer be written to, they are cancelled instead. */
+	if (ret < 0)
+		cw_mcp_cancel_all(m);
+	else
+		cw_mcp_end_input(m);
+	cw_mcp_drain(m);
+	cw_mcp_set_out(m, &(struct cw_mcp_out){ 0 });
+	cw_buf_free(&line);
+	pthread_mutex_destroy(&out.lock);
+	return ret ? ret : out.failed;
+}

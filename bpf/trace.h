@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Structures shared by bpf/trace.bpf.c and userspace/kernel/trace.c. No includes:
+ * the includer provides __u8.. __u64 (<linux/types.h> or <linux/bpf.h>).
+ */
+#ifndef CW_BPF_TRACE_H
+#define CW_BPF_TRACE_H
+
+/* Bounds of what one event carries; longer strings are cut and flagged. */
+#define TRACE_PATH_MAX 512	/* a path, including its NUL */
+#define TRACE_ARGV_MAX 1024	/* the NUL-separated argv of an exec */
+/* sandbox.files.deny_open: at most this many prefixes of this length. */
+#define TRACE_DENY_MAX 8
+#define TRACE_DENY_LEN 128
+
+enum trace_kind {
+	TRACE_EXEC = 1,
+	TRACE_FORK,
+	TRACE_EXIT,
+	TRACE_FILE,
+};
+
+enum trace_file_op {
+	TRACE_OP_OPEN = 1,
+	TRACE_OP_UNLINK,
+	TRACE_OP_RMDIR,
+	TRACE_OP_RENAME,
+	TRACE_OP_CHMOD,
+	TRACE_OP_CHOWN,
+};
+
+/* Bits of trace_hdr.truncated. */
+#define TRACE_TRUNC_PATH	0x1	/* path or filename cut */
+#define TRACE_TRUNC_PATH2	0x2	/* rename's target cut */
+#define TRACE_TRUNC_ARGV	0x4	/* argv cut */
+
+/* Map "calls": cgroup id -> the call's limits and what it did. Userspace
+ * writes the first four fields; the programs update the rest in place. */
+struct trace_call {
+	__u64 max_files_written;	/* 0 = unlimited */
+	__u64 max_write_bytes;		/* 0 = unlimited */
+	__u32 ndeny;
+	__u32 pad;
+	char deny[TRACE_DENY_MAX][TRACE_DENY_LEN];
+	/* counters */
+	__u64 emitted;		/* events submitted to the ring buffer */
+	__u64 lost;		/* events the ring buffer had no room for */
+	__u64 files_written;	/* successful opens for writing */
+	__u64 write_bytes;	/* bytes written to regular files */
+	__u32 files_hit;	/* a limit was crossed (plain stores: no
+				 * atomics beyond add on older kernels) */
+	__u32 bytes_hit;
+	__u32 deny_hit;
+	__u32 files_pid;	/* first process killed for each limit */
+	__u32 bytes_pid;
+	__u32 deny_pid;
+	__u32 deny_index;	/* which deny_open prefix */
+	__u32 pad2;
+	char files_comm[16];
+	char bytes_comm[16];
+	char deny_comm[16];
+	char deny_path[TRACE_DENY_LEN];
+};
+
+/* Every ring buffer record starts with this. */
+struct trace_hdr {
+	__u64 cgid;
+	__u64 ts_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__u32 uid;
+	__u8 kind;		/* enum trace_kind */
+	__u8 truncated;		/* TRACE_TRUNC_* */
+	__u8 pad[2];
+	char comm[16];
+};
+
+struct trace_exec {
+	struct trace_hdr h;
+	__u32 ppid;
+	__u32 argv_len;		/* bytes used in argv */
+	char filename[TRACE_PATH_MAX];
+	char argv[TRACE_ARGV_MAX];
+};
+
+struct trace_proc {		/* TRACE_FORK and TRACE_EXIT */
+	struct trace_hdr h;
+	__u32 child;		/* fork: the new process */
+	__u32 exit_code;	/* exit: wait status (code << 8 | signal) */
+};
+
+struct trace_file {
+	struct trace_hdr h;
+	__s64 ret;		/* the system call's result (-errno) */
+	__s32 dirfd;		/* -100 (AT_FDCWD) when none */
+	__s32 dirfd2;
+	__u32 flags;		/* open flags, AT_* flags, rename flags */
+	__u32 mode;		/* open's create mode, chmod's mode */
+	__u32 owner;		/* chown */
+	__u32 group;
+	__u8 op;		/* enum trace_file_op */
+	__u8 pad[7];
+	char path[TRACE_PATH_MAX];
+};
+
+/* A rename carries its target as well. */
+struct trace_file2 {
+	struct trace_file f;
+	char path2[TRACE_PATH_MAX];
+};
+
+#endif

@@ -1,0 +1,797 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * bpfnet: loads bpf/net.bpf.c once (skeleton: open, size the ring buffer,
+ * load, attach every program to the calls cgroup) and turns a call's
+ * sandbox.network into map entries keyed by the call's cgroup id. What the
+ * programs decide, and in which order, is documented at the top of
+ * bpf/net.bpf.c.
+ *
+ * A call's rules become LPM trie entries. The kernel returns only the
+ * longest matching entry, so each entry carries the port ranges of every
+ * rule of the same list whose CIDR covers it: 10.0.0.0/8:22 and
+ * 10.1.0.0/16:80 give 10.1.0.0/16 the ranges 22 and 80.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "kernel/bpfnet.h"
+#include "bpf/net.h"
+#include "bpf/net.skel.h"
+
+#define RINGBUF_DEFAULT_KIB 256
+#define RINGBUF_MAX_KIB (1u << 20)
+
+enum trie {
+	T_DENY4 = 0,
+	T_ALLOW4,
+	T_DENY6,
+	T_ALLOW6,
+	T_COUNT,
+};
+
+/* One trie entry a call owns, kept so that removal needs no map walk. */
+struct tkey {
+	enum trie trie;
+	union {
+		struct net_key4 k4;
+		struct net_key6 k6;
+	};
+};
+
+struct call {
+	uint64_t cgid;
+	struct tkey *keys;
+	size_t nkeys;
+	size_t cap;
+	struct call *next;
+};
+
+struct cw_bpfnet {
+	struct net_bpf *skel;
+	struct ring_buffer *rb;
+	int trie_fd[T_COUNT];
+	pthread_mutex_t lock;		/* calls */
+	struct call *calls;
+	pthread_mutex_t drain_lock;	/* rb, cb, cb_ctx, ndrained */
+	void (*cb)(void *ctx, const struct cw_bpfnet_event *ev);
+	void *cb_ctx;
+	int ndrained;
+};
+
+/* A rule reduced to what a trie entry needs. */
+struct nrule {
+	uint8_t addr[16];
+	unsigned prefix;
+	uint16_t lo, hi;
+	const char *text;
+};
+
+struct range {
+	uint16_t lo, hi;
+};
+
+/*
+ * libbpf output while opening: kept, not printed, so the error can name
+ * the program that failed and the verifier's last word. Per thread, since
+ * libbpf calls back in the thread that loads.
+ */
+static __thread struct {
+	bool in_log;
+	char line[256];		/* last line outside a verifier log */
+	char prog[256];		/* first failure line naming a program */
+	char vlast[256];	/* last telling line of the current log */
+	char verifier[256];	/* ... of the last complete log */
+} lbuf;
+
+static void copy_line(char *dst, size_t len, const char *src)
+{
+	if (!strncmp(src, "libbpf: ", 8))
+		src += 8;
+	snprintf(dst, len, "%s", src);
+}
+
+static int collect(enum libbpf_print_level level, const char *fmt,
+		   va_list ap)
+{
+	char *buf = NULL, *line, *save = NULL;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	if (vasprintf(&buf, fmt, ap) < 0)
+		return 0;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *end = strstr(line, "-- END PROG LOAD LOG --");
+
+		if (strstr(line, "-- BEGIN PROG LOAD LOG --")) {
+			lbuf.in_log = true;
+			lbuf.vlast[0] = '\0';
+		} else if (end) {
+			/* A log without a final newline ends on this line. */
+			*end = '\0';
+			if (lbuf.in_log && *line)
+				copy_line(lbuf.vlast, sizeof(lbuf.vlast), line);
+			lbuf.in_log = false;
+			snprintf(lbuf.verifier, sizeof(lbuf.verifier), "%s",
+				 lbuf.vlast);
+		} else if (lbuf.in_log) {
+			/* The summary lines say nothing about the cause. */
+			if (*line && strncmp(line, "processed ", 10) &&
+			    strncmp(line, "verification time", 17))
+				copy_line(lbuf.vlast, sizeof(lbuf.vlast), line);
+		} else if (*line) {
+			copy_line(lbuf.line, sizeof(lbuf.line), line);
+			if (!lbuf.prog[0] && strstr(line, "prog '") &&
+			    strstr(line, "fail"))
+				copy_line(lbuf.prog, sizeof(lbuf.prog), line);
+		}
+	}
+	free(buf);
+	return 0;
+}
+
+static void lbuf_reset(void)
+{
+	memset(&lbuf, 0, sizeof(lbuf));
+}
+
+/* "what: strerror[: libbpf's line][; verifier: last line]" */
+static void load_error(struct cw_error *err, const char *what, int e)
+{
+	const char *detail = lbuf.prog[0] ? lbuf.prog : lbuf.line;
+
+	cw_error_set(err, "%s: %s%s%s%s%s", what, strerror(e),
+		     detail[0] ? ": " : "", detail,
+		     lbuf.verifier[0] ? "; verifier: " : "", lbuf.verifier);
+}
+
+static unsigned long ringbuf_bytes(unsigned kib)
+{
+	unsigned long want, n = (unsigned long)sysconf(_SC_PAGESIZE);
+
+	want = (unsigned long)(kib ? kib : RINGBUF_DEFAULT_KIB) * 1024;
+	while (n < want)
+		n <<= 1;
+	return n;
+}
+
+static const char *const op_names[] = {
+	[NET_OP_CONNECT] = "connect", [NET_OP_SENDMSG] = "sendmsg",
+	[NET_OP_BIND] = "bind",	      [NET_OP_SOCKET] = "socket",
+	[NET_OP_EGRESS] = "egress",
+};
+
+static const char *const rule_names[] = {
+	[NET_RULE_DENY] = "deny",
+	[NET_RULE_ALLOW] = "allow",
+	[NET_RULE_DEFAULT] = "default",
+	[NET_RULE_RAW_SOCKETS] = "raw_sockets",
+	[NET_RULE_MAX_CONNECTIONS] = "max_connections",
+	[NET_RULE_MAX_EGRESS_BYTES] = "max_egress_bytes",
+};
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct cw_bpfnet *b = ctx;
+	const struct net_event *e = data;
+	struct cw_bpfnet_event ev;
+
+	if (size < sizeof(*e))
+		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.cgroup_id = e->cgid;
+	ev.pid = e->pid;
+	memcpy(ev.comm, e->comm, sizeof(ev.comm) - 1);
+	ev.family = e->family;
+	ev.type = e->type;
+	ev.protocol = e->protocol;
+	ev.port = e->port;
+	if ((e->family == AF_INET || e->family == AF_INET6) &&
+	    e->op != NET_OP_SOCKET &&
+	    !inet_ntop(e->family, e->addr, ev.addr, sizeof(ev.addr)))
+		ev.addr[0] = '\0';
+	ev.op = e->op < CW_ARRAY_SIZE(op_names) && op_names[e->op] ?
+			op_names[e->op] : "unknown";
+	ev.allowed = e->allowed;
+	ev.rule = e->rule < CW_ARRAY_SIZE(rule_names) && rule_names[e->rule] ?
+			  rule_names[e->rule] : "unknown";
+	b->ndrained++;
+	if (b->cb)
+		b->cb(b->cb_ctx, &ev);
+	return 0;
+}
+
+void cw_bpfnet_close(struct cw_bpfnet *b)
+{
+	struct call *c, *next;
+
+	if (!b)
+		return;
+	ring_buffer__free(b->rb);
+	/* Destroying the links detaches; closing the maps frees them. */
+	net_bpf__destroy(b->skel);
+	for (c = b->calls; c; c = next) {
+		next = c->next;
+		free(c->keys);
+		free(c);
+	}
+	pthread_mutex_destroy(&b->lock);
+	pthread_mutex_destroy(&b->drain_lock);
+	free(b);
+}
+
+static int attach_all(struct cw_bpfnet *b, int cgroup_fd,
+		      struct cw_error *err)
+{
+	const struct bpf_object_skeleton *s = b->skel->skeleton;
+	int i, ret;
+
+	for (i = 0; i < s->prog_cnt; i++) {
+		const struct bpf_prog_skeleton *ps =
+			(const void *)((const char *)s->progs +
+				       (size_t)i * s->prog_skel_sz);
+
+		*ps->link = bpf_program__attach_cgroup(*ps->prog, cgroup_fd);
+		if (!*ps->link) {
+			ret = -errno;
+			cw_error_set(err, "attaching BPF program %s: %s",
+				     ps->name, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+struct cw_bpfnet *cw_bpfnet_open(const struct cw_bpfnet_opts *o,
+				 struct cw_error *err)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo);
+	libbpf_print_fn_t old;
+	struct cw_bpfnet *b;
+	int ret;
+
+	if (!o || o->cgroup_fd < 0 || o->ringbuf_kib > RINGBUF_MAX_KIB) {
+		cw_error_set(err, "bpfnet: %s",
+			     !o || o->cgroup_fd < 0 ?
+				     "no cgroup to attach to" :
+				     "ring buffer larger than 1 GiB");
+		errno = EINVAL;
+		return NULL;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		cw_error_set(err, "bpfnet: out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_mutex_init(&b->drain_lock, NULL);
+	lbuf_reset();
+	old = libbpf_set_print(collect);
+
+	/* A missing btf_custom_path is never read: nothing here needs kernel
+	 * BTF (no CO-RE, no typed ksyms, no tracing programs). */
+	oo.btf_custom_path = o->btf_path;
+	b->skel = net_bpf__open_opts(&oo);
+	if (!b->skel) {
+		ret = -errno;
+		load_error(err, "opening the network BPF object", -ret);
+		goto out;
+	}
+	ret = bpf_map__set_max_entries(b->skel->maps.events,
+				       ringbuf_bytes(o->ringbuf_kib));
+	if (ret) {
+		load_error(err, "sizing the network ring buffer", -ret);
+		goto out;
+	}
+	ret = net_bpf__load(b->skel);
+	if (ret) {
+		load_error(err, "loading the network BPF programs", -ret);
+		goto out;
+	}
+	ret = attach_all(b, o->cgroup_fd, err);
+	if (ret)
+		goto out;
+	b->trie_fd[T_DENY4] = bpf_map__fd(b->skel->maps.deny4);
+	b->trie_fd[T_ALLOW4] = bpf_map__fd(b->skel->maps.allow4);
+	b->trie_fd[T_DENY6] = bpf_map__fd(b->skel->maps.deny6);
+	b->trie_fd[T_ALLOW6] = bpf_map__fd(b->skel->maps.allow6);
+	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.events), on_event,
+				 b, NULL);
+	if (!b->rb) {
+		ret = -errno;
+		load_error(err, "opening the network ring buffer", -ret);
+		goto out;
+	}
+out:
+	libbpf_set_print(old);
+	if (ret) {
+		cw_bpfnet_close(b);
+		errno = -ret;
+		return NULL;
+	}
+	return b;
+}
+
+static struct call **find_call(struct cw_bpfnet *b, uint64_t cgid)
+{
+	struct call **pc;
+
+	for (pc = &b->calls; *pc; pc = &(*pc)->next)
+		if ((*pc)->cgid == cgid)
+			return pc;
+	return pc;
+}
+
+static void *tkey_ptr(struct tkey *k)
+{
+	return k->trie == T_DENY4 || k->trie == T_ALLOW4 ? (void *)&k->k4 :
+							   (void *)&k->k6;
+}
+
+/* Deletes a call's trie entries and forgets their keys. */
+static int drop_rules(struct cw_bpfnet *b, struct call *c)
+{
+	int ret = 0;
+	size_t i;
+
+	for (i = 0; i < c->nkeys; i++)
+		if (bpf_map_delete_elem(b->trie_fd[c->keys[i].trie],
+					tkey_ptr(&c->keys[i])) &&
+		    errno != ENOENT && !ret)
+			ret = -errno;
+	free(c->keys);
+	c->keys = NULL;
+	c->nkeys = c->cap = 0;
+	return ret;
+}
+
+/* Deletes every map entry of the call; the first error other than ENOENT. */
+static int call_clear(struct cw_bpfnet *b, struct call *c)
+{
+	int ret = 0, r;
+
+	/* The config first: without it the programs ignore the cgroup, so
+	 * no half-removed rule set is ever consulted. */
+	if (bpf_map__delete_elem(b->skel->maps.calls, &c->cgid,
+				 sizeof(c->cgid), 0) &&
+	    errno != ENOENT)
+		ret = -errno;
+	if (bpf_map__delete_elem(b->skel->maps.counters, &c->cgid,
+				 sizeof(c->cgid), 0) &&
+	    errno != ENOENT && !ret)
+		ret = -errno;
+	r = drop_rules(b, c);
+	return ret ? ret : r;
+}
+
+static bool prefix_covers(const uint8_t *net, unsigned prefix,
+			  const uint8_t *addr)
+{
+	unsigned full = prefix / 8, rest = prefix % 8;
+
+	if (memcmp(net, addr, full))
+		return false;
+	return !rest || !((net[full] ^ addr[full]) & (uint8_t)(0xff00 >> rest));
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return (int)x->lo - (int)y->lo;
+}
+
+/* Sorts and merges overlapping or adjacent ranges; the new count. */
+static size_t merge_ranges(struct range *r, size_t n)
+{
+	size_t i, m = 0;
+
+	qsort(r, n, sizeof(*r), range_cmp);
+	for (i = 0; i < n; i++) {
+		if (m && (uint32_t)r[m - 1].hi + 1 >= r[i].lo) {
+			if (r[i].hi > r[m - 1].hi)
+				r[m - 1].hi = r[i].hi;
+			continue;
+		}
+		r[m++] = r[i];
+	}
+	return m;
+}
+
+static int push_key(struct call *c, const struct tkey *k)
+{
+	if (c->nkeys == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		struct tkey *keys = realloc(c->keys, cap * sizeof(*keys));
+
+		if (!keys)
+			return -ENOMEM;
+		c->keys = keys;
+		c->cap = cap;
+	}
+	c->keys[c->nkeys++] = *k;
+	return 0;
+}
+
+/*
+ * Writes one trie's entries: one per distinct CIDR, holding the merged
+ * port ranges of every rule whose CIDR covers it.
+ */
+static int write_trie(struct cw_bpfnet *b, struct call *c, enum trie t,
+		      const struct nrule *r, size_t n, const char *list,
+		      struct cw_error *err)
+{
+	bool v4 = t == T_DENY4 || t == T_ALLOW4;
+	struct range *rs = NULL;
+	size_t i, j, nr;
+	int ret = 0;
+
+	if (!n)
+		return 0;
+	rs = calloc(n, sizeof(*rs));
+	if (!rs) {
+		cw_error_set(err, "bpfnet: out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		struct net_ports v;
+		struct tkey k;
+		bool seen = false;
+
+		for (j = 0; j < i && !seen; j++)
+			seen = r[j].prefix == r[i].prefix &&
+			       !memcmp(r[j].addr, r[i].addr, 16);
+		if (seen)
+			continue;
+		nr = 0;
+		for (j = 0; j < n; j++) {
+			if (r[j].prefix > r[i].prefix ||
+			    !prefix_covers(r[j].addr, r[j].prefix, r[i].addr))
+				continue;
+			rs[nr].lo = r[j].lo;
+			rs[nr].hi = r[j].hi;
+			nr++;
+		}
+		nr = merge_ranges(rs, nr);
+		if (nr > NET_MAX_RANGES) {
+			cw_error_set(err, "network.%s: more than %d separate port ranges apply to %s",
+				     list, NET_MAX_RANGES, r[i].text);
+			ret = -E2BIG;
+			goto out;
+		}
+		memset(&v, 0, sizeof(v));
+		v.n = (uint32_t)nr;
+		for (j = 0; j < nr; j++) {
+			v.r[j].lo = rs[j].lo;
+			v.r[j].hi = rs[j].hi;
+		}
+		memset(&k, 0, sizeof(k));
+		k.trie = t;
+		if (v4) {
+			k.k4.prefixlen = 64 + r[i].prefix;
+			k.k4.cgid[0] = (uint32_t)c->cgid;
+			k.k4.cgid[1] = (uint32_t)(c->cgid >> 32);
+			memcpy(k.k4.addr, r[i].addr, 4);
+		} else {
+			k.k6.prefixlen = 64 + r[i].prefix;
+			k.k6.cgid[0] = (uint32_t)c->cgid;
+			k.k6.cgid[1] = (uint32_t)(c->cgid >> 32);
+			memcpy(k.k6.addr, r[i].addr, 16);
+		}
+		/* Recorded first, so a failed update is still cleaned up. */
+		ret = push_key(c, &k);
+		if (ret) {
+			cw_error_set(err, "bpfnet: out of memory");
+			goto out;
+		}
+		if (bpf_map_update_elem(b->trie_fd[t], tkey_ptr(&k), &v,
+					BPF_ANY)) {
+			ret = -errno;
+			cw_error_set(err, "network.%s: installing %s: %s", list,
+				     r[i].text, strerror(-ret));
+			goto out;
+		}
+	}
+out:
+	free(rs);
+	return ret;
+}
+
+static const uint8_t v4mapped_prefix[12] = { 0, 0, 0, 0, 0, 0,
+					     0, 0, 0, 0, 0xff, 0xff };
+
+/*
+ * Splits one policy list by family. IPv6 rules inside ::ffff:0:0/96 are
+ * IPv4 destinations and go to the IPv4 trie, where the programs look up
+ * IPv4-mapped addresses.
+ */
+static int write_list(struct cw_bpfnet *b, struct call *c, bool deny,
+		      const struct cw_net_rule *rules, size_t n,
+		      struct cw_error *err)
+{
+	const char *list = deny ? "deny" : "allow";
+	struct nrule *r4 = NULL, *r6 = NULL;
+	size_t i, n4 = 0, n6 = 0;
+	int ret;
+
+	r4 = calloc(n ? n : 1, sizeof(*r4));
+	r6 = calloc(n ? n : 1, sizeof(*r6));
+	if (!r4 || !r6) {
+		cw_error_set(err, "bpfnet: out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const struct cw_net_rule *s = &rules[i];
+		struct nrule *d;
+
+		if (s->family == AF_INET) {
+			d = &r4[n4++];
+			memcpy(d->addr, s->addr, 4);
+			d->prefix = s->prefix > 32 ? 32 : s->prefix;
+		} else if (s->family == AF_INET6 && s->prefix >= 96 &&
+			   !memcmp(s->addr, v4mapped_prefix, 12)) {
+			d = &r4[n4++];
+			memcpy(d->addr, s->addr + 12, 4);
+			d->prefix = s->prefix > 128 ? 32 : s->prefix - 96u;
+		} else if (s->family == AF_INET6) {
+			d = &r6[n6++];
+			memcpy(d->addr, s->addr, 16);
+			d->prefix = s->prefix > 128 ? 128 : s->prefix;
+		} else {
+			cw_error_set(err, "network.%s[%zu]: unknown family %d",
+				     list, i, s->family);
+			ret = -EINVAL;
+			goto out;
+		}
+		d->text = s->text ? s->text : "?";
+		if (!s->port_lo && !s->port_hi) {
+			d->lo = 0;
+			d->hi = 65535;
+		} else if (s->port_lo && s->port_lo <= s->port_hi) {
+			d->lo = s->port_lo;
+			d->hi = s->port_hi;
+		} else {
+			cw_error_set(err, "network.%s: bad port range in %s",
+				     list, d->text);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	ret = write_trie(b, c, deny ? T_DENY4 : T_ALLOW4, r4, n4, list, err);
+	if (!ret)
+		ret = write_trie(b, c, deny ? T_DENY6 : T_ALLOW6, r6, n6, list,
+				 err);
+out:
+	free(r6);
+	free(r4);
+	return ret;
+}
+
+int cw_bpfnet_call_add(struct cw_bpfnet *b, uint64_t cgroup_id,
+		       const struct cw_sandbox *sb, struct cw_error *err)
+{
+	struct net_counters zero;
+	struct net_call cfg;
+	struct call *c = NULL;
+	int ret;
+
+	if (!b || !cgroup_id || !sb) {
+		cw_error_set(err, "bpfnet: no cgroup id or sandbox");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&b->lock);
+	if (*find_call(b, cgroup_id)) {
+		cw_error_set(err, "bpfnet: cgroup %llu already has rules",
+			     (unsigned long long)cgroup_id);
+		ret = -EEXIST;
+		goto out;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		cw_error_set(err, "bpfnet: out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
+	c->cgid = cgroup_id;
+	ret = write_list(b, c, true, sb->network.deny, sb->network.ndeny, err);
+	if (ret)
+		goto out;
+	ret = write_list(b, c, false, sb->network.allow, sb->network.nallow,
+			 err);
+	if (ret)
+		goto out;
+	memset(&zero, 0, sizeof(zero));
+	if (bpf_map__update_elem(b->skel->maps.counters, &cgroup_id,
+				 sizeof(cgroup_id), &zero, sizeof(zero),
+				 BPF_ANY)) {
+		ret = -errno;
+		cw_error_set(err, "bpfnet: installing counters: %s",
+			     strerror(-ret));
+		goto out;
+	}
+	/* Last: the programs act on the cgroup from this update on. */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.default_allow = sb->network.default_allow;
+	cfg.raw_sockets = sb->network.raw_sockets;
+	cfg.report_allowed = sb->network.audit_allowed;
+	cfg.max_connections = sb->network.max_connections > 0 ?
+				      (uint64_t)sb->network.max_connections : 0;
+	cfg.max_egress_bytes = sb->network.max_egress_bytes > 0 ?
+				       (uint64_t)sb->network.max_egress_bytes :
+				       0;
+	if (bpf_map__update_elem(b->skel->maps.calls, &cgroup_id,
+				 sizeof(cgroup_id), &cfg, sizeof(cfg),
+				 BPF_ANY)) {
+		ret = -errno;
+		cw_error_set(err, "bpfnet: installing the call's rules: %s",
+			     strerror(-ret));
+		goto out;
+	}
+	c->next = b->calls;
+	b->calls = c;
+	c = NULL;
+out:
+	if (c) {
+		call_clear(b, c);
+		free(c->keys);
+		free(c);
+	}
+	pthread_mutex_unlock(&b->lock);
+	return ret;
+}
+
+int cw_bpfnet_call_remove(struct cw_bpfnet *b, uint64_t cgroup_id,
+			  struct cw_bpfnet_stats *st)
+{
+	struct net_counters cnt;
+	struct call **pc, *c;
+	int ret;
+
+	if (st)
+		memset(st, 0, sizeof(*st));
+	if (!b)
+		return -EINVAL;
+	pthread_mutex_lock(&b->lock);
+	pc = find_call(b, cgroup_id);
+	c = *pc;
+	if (!c) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (st && !bpf_map__lookup_elem(b->skel->maps.counters, &cgroup_id,
+					sizeof(cgroup_id), &cnt, sizeof(cnt),
+					0)) {
+		st->connections = cnt.connections;
+		st->denied = cnt.denied;
+		st->egress_bytes = cnt.egress_bytes;
+		st->egress_exhausted = cnt.egress_exhausted;
+		st->connections_exhausted = cnt.connections_exhausted;
+	}
+	ret = call_clear(b, c);
+	*pc = c->next;
+	free(c->keys);
+	free(c);
+out:
+	pthread_mutex_unlock(&b->lock);
+	return ret;
+}
+
+/*
+ * A call has ended but its sockets may not have: data a command queued
+ * before it exited keeps being sent by the kernel. Sealing keeps the
+ * call's entries but drops all of its egress from now on; the caller
+ * removes them later, once such sockets are surely gone.
+ */
+int cw_bpfnet_call_seal(struct cw_bpfnet *b, uint64_t cgroup_id,
+			struct cw_bpfnet_stats *st)
+{
+	struct net_counters cnt;
+	struct net_call cfg;
+	struct call *c;
+	int ret = 0;
+
+	if (st)
+		memset(st, 0, sizeof(*st));
+	if (!b)
+		return -EINVAL;
+	pthread_mutex_lock(&b->lock);
+	c = *find_call(b, cgroup_id);
+	if (!c) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (bpf_map__lookup_elem(b->skel->maps.counters, &cgroup_id,
+				 sizeof(cgroup_id), &cnt, sizeof(cnt), 0) ||
+	    bpf_map__lookup_elem(b->skel->maps.calls, &cgroup_id,
+				 sizeof(cgroup_id), &cfg, sizeof(cfg), 0)) {
+		ret = -errno;
+		goto out;
+	}
+	if (st) {
+		st->connections = cnt.connections;
+		st->denied = cnt.denied;
+		st->egress_bytes = cnt.egress_bytes;
+		st->egress_exhausted = cnt.egress_exhausted;
+		st->connections_exhausted = cnt.connections_exhausted;
+	}
+	/* An exhausted one-byte budget drops every packet, silently. */
+	cfg.default_allow = 0;
+	cfg.max_egress_bytes = 1;
+	cnt.egress_exhausted = 1;
+	if (bpf_map__update_elem(b->skel->maps.counters, &cgroup_id,
+				 sizeof(cgroup_id), &cnt, sizeof(cnt), 0) ||
+	    bpf_map__update_elem(b->skel->maps.calls, &cgroup_id,
+				 sizeof(cgroup_id), &cfg, sizeof(cfg), 0)) {
+		ret = -errno;
+		goto out;
+	}
+	/* Denied by default now, the rules admit nothing: they go at once,
+	 * so the minutes a sealed call lingers cost the kernel and the agent
+	 * only its config and counters, not one trie entry per CIDR. */
+	ret = drop_rules(b, c);
+out:
+	pthread_mutex_unlock(&b->lock);
+	return ret;
+}
+
+int cw_bpfnet_drain(struct cw_bpfnet *b,
+		    void (*cb)(void *ctx, const struct cw_bpfnet_event *ev),
+		    void *ctx)
+{
+	int ret;
+
+	if (!b)
+		return -EINVAL;
+	pthread_mutex_lock(&b->drain_lock);
+	b->cb = cb;
+	b->cb_ctx = ctx;
+	b->ndrained = 0;
+	ret = ring_buffer__consume(b->rb);
+	if (ret >= 0)
+		ret = b->ndrained;
+	b->cb = NULL;
+	b->cb_ctx = NULL;
+	pthread_mutex_unlock(&b->drain_lock);
+	return ret;
+}
+
+int cw_bpfnet_fd(const struct cw_bpfnet *b)
+{
+	return b ? ring_buffer__epoll_fd(b->rb) : -EINVAL;
+}
+
+uint64_t cw_bpfnet_lost(const struct cw_bpfnet *b)
+{
+	uint64_t *v, sum = 0;
+	uint32_t zero = 0;
+	int i, ncpu;
+
+	if (!b)
+		return 0;
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return 0;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return 0;
+	if (!bpf_map__lookup_elem(b->skel->maps.lost, &zero, sizeof(zero), v,
+				  (size_t)ncpu * sizeof(*v), 0))
+		for (i = 0; i < ncpu; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}

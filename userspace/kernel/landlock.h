@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * landlock: sandbox.filesystem (and, where the ABI allows, TCP ports and
+ * scoping) as a Landlock ruleset.
+ *
+ * The ruleset is built once per sandbox in the agent and kept as a file
+ * descriptor; the child applies it between fork and execve with one
+ * async-signal-safe syscall (after no_new_privs, right before seccomp).
+ */
+#ifndef CW_KERNEL_LANDLOCK_H
+#define CW_KERNEL_LANDLOCK_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "policy/policy.h"
+#include "lib/util.h"
+
+struct cw_landlock;
+
+/* The running kernel's Landlock ABI version, 0 when unavailable. */
+int cw_landlock_abi(void);
+
+/* Builds the ruleset for sb->filesystem (and network/scoping by ABI).
+ * abi: the ABI to target (normally cw_landlock_abi(); tests pass lower
+ * values to check the best-effort downgrade). NULL + errno + err on failure;
+ * errno EOPNOTSUPP when abi is 0. */
+struct cw_landlock *cw_landlock_build(const struct cw_sandbox *sb, int abi,
+				      struct cw_error *err);
+void cw_landlock_free(struct cw_landlock *l);
+
+/* The ruleset descriptor (O_CLOEXEC), for the launcher to keep open. */
+int cw_landlock_fd(const struct cw_landlock *l);
+
+/* Restricts the calling thread. Needs no_new_privs. Async-signal-safe.
+ * 0 or -errno. */
+int cw_landlock_apply(const struct cw_landlock *l);
+
+/* True when the ruleset no longer matches the filesystem: a granted path
+ * now names another file or directory, a directory listed to leave out a
+ * deny entry has gained, lost or renamed entries, or a missing list entry
+ * now exists. Build again then (in the agent). */
+bool cw_landlock_stale(const struct cw_landlock *l);
+
+/* What the ruleset enforces, for launch records and probe:
+ * {"abi": N, "filesystem": true, "tcp_ports": bool, "scoped": [...]} */
+json_t *cw_landlock_describe(const struct cw_landlock *l);
+
+#endif
