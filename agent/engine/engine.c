@@ -1932,17 +1932,9 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 						    0,
 					    &retry, &which, &err);
 		if (ret == -EAGAIN) {
-			const struct cw_limit *l = r->verdict.limits[which].limit;
-
-			r->verdict.kind = CW_VERDICT_RATE_LIMITED;
-			r->verdict.retry_after_us = retry;
-			snprintf(r->verdict.rule, sizeof(r->verdict.rule), "%s",
-				 l->where);
-			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
-				 "rate limit \"%s\" (%lld per %llds, scope %s) reached; retry after %.1fs",
-				 l->counter, (long long)l->max,
-				 (long long)l->window_s,
-				 cw_scope_name(l->scope), retry / 1e6);
+			cw_verdict_rate_limited(&r->verdict,
+						r->verdict.limits[which].limit,
+						retry);
 		} else if (ret < 0) {
 			/* Fail closed: no count, no call. */
 			r->verdict.kind = CW_VERDICT_DENY;

@@ -715,6 +715,25 @@ static void fmt_secs(int64_t us, char *buf, size_t len)
 	snprintf(buf, len, "%" PRId64 ".%" PRId64 "s", t / 10, t % 10);
 }
 
+void cw_verdict_rate_limited(struct cw_verdict *out, const struct cw_limit *l,
+			     int64_t retry_us)
+{
+	char retry[32], name[160];
+
+	out->retry_after_us = retry_us;
+	fmt_secs(retry_us, retry, sizeof(retry));
+	qname(l->counter, name, sizeof(name));
+	if (l->max == 0)
+		set(out, CW_VERDICT_RATE_LIMITED, l->where,
+		    "rate limit %s (0 per %" PRId64 "s, scope %s) allows no calls",
+		    name, l->window_s, cw_scope_name(l->scope));
+	else
+		set(out, CW_VERDICT_RATE_LIMITED, l->where,
+		    "rate limit %s (%" PRId64 " per %" PRId64
+		    "s, scope %s) reached; retry after %s",
+		    name, l->max, l->window_s, cw_scope_name(l->scope), retry);
+}
+
 static int check_limits(const struct cw_policy *p, const struct cw_rule *r,
 			const struct cw_call *call,
 			const struct cw_counter_view *counters,
@@ -723,7 +742,6 @@ static int check_limits(const struct cw_policy *p, const struct cw_rule *r,
 	const struct cw_limit *worst = NULL;
 	int64_t worst_retry = 0;
 	size_t i, n = p->nall_limits + (r ? r->nlimits : 0);
-	char retry[32], name[160];
 
 	if (n > CW_MAX_CALL_LIMITS) {
 		set(out, CW_VERDICT_DENY, "",
@@ -763,19 +781,7 @@ static int check_limits(const struct cw_policy *p, const struct cw_rule *r,
 	}
 	if (!worst)
 		return 0;
-	out->retry_after_us = worst_retry;
-	fmt_secs(worst_retry, retry, sizeof(retry));
-	qname(worst->counter, name, sizeof(name));
-	if (worst->max == 0)
-		set(out, CW_VERDICT_RATE_LIMITED, worst->where,
-		    "rate limit %s (0 per %" PRId64 "s, scope %s) allows no calls",
-		    name, worst->window_s, cw_scope_name(worst->scope));
-	else
-		set(out, CW_VERDICT_RATE_LIMITED, worst->where,
-		    "rate limit %s (%" PRId64 " per %" PRId64
-		    "s, scope %s) reached; retry after %s",
-		    name, worst->max, worst->window_s,
-		    cw_scope_name(worst->scope), retry);
+	cw_verdict_rate_limited(out, worst, worst_retry);
 	return 0;
 }
 

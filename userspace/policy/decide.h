@@ -61,6 +61,12 @@ int cw_decide(const struct cw_policy *p, const struct cw_call *call,
 	      const struct cw_counter_view *counters, int64_t now_us,
 	      struct cw_verdict *out);
 
+/* Sets out to "rate limited by l, retry after retry_us": the one wording of
+ * that denial, for the decision (cw_decide) and the reservation that lost a
+ * race for the last slot (the engine). */
+void cw_verdict_rate_limited(struct cw_verdict *out, const struct cw_limit *l,
+			     int64_t retry_us);
+
 /* A verdict's limit table is most of its 26 KiB and only its first nlimits
  * entries mean anything: these clear and copy the rest of it. */
 void cw_verdict_clear(struct cw_verdict *v);

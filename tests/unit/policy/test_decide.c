@@ -909,6 +909,29 @@ static void test_verdict_names(void **state)
 			    cw_verdict_name(CW_VERDICT_RATE_LIMITED));
 }
 
+/* The engine's reservation that loses the race for the last slot words its
+ * denial through the same function as the decision: the counter quoted and
+ * escaped, the wait rounded up to tenths. */
+static void test_rate_limited_text(void **state)
+{
+	struct cw_limit l = { .counter = "a\"b", .window_s = 60, .max = 3,
+			      .scope = CW_SCOPE_SESSION,
+			      .where = "all_tools.limits[1]" };
+	struct cw_verdict v = { 0 };
+
+	(void)state;
+	cw_verdict_rate_limited(&v, &l, 1200001);
+	assert_int_equal(CW_VERDICT_RATE_LIMITED, v.kind);
+	assert_int_equal(1200001, v.retry_after_us);
+	assert_string_equal("all_tools.limits[1]", v.rule);
+	assert_string_equal("rate limit \"a\\\"b\" (3 per 60s, scope session) reached; retry after 1.3s",
+			    v.reason);
+	l.max = 0;
+	cw_verdict_rate_limited(&v, &l, 0);
+	assert_string_equal("rate limit \"a\\\"b\" (0 per 60s, scope session) allows no calls",
+			    v.reason);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -925,6 +948,7 @@ int main(void)
 		cmocka_unit_test(test_reasons_utf8),
 		cmocka_unit_test(test_verdict_names),
 		cmocka_unit_test(test_verdict_copy),
+		cmocka_unit_test(test_rate_limited_text),
 	};
 	return cmocka_run_group_tests_name("decide", tests, NULL, NULL);
 }
