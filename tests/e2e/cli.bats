@@ -144,10 +144,10 @@ JSON
 	assert_output --partial 'unknown command "frobnicate"'
 }
 
-@test "the README's seccomp table is what seccomp-profile prints" {
+@test "the seccomp table of docs/policy.md is what seccomp-profile prints" {
 	run "$CW" seccomp-profile
 	assert_success
-	assert_equal "$(sed -n '/seccomp-profile:begin/,/seccomp-profile:end/p' "$ROOT/README.md" | sed '1d;$d')" "$output"
+	assert_equal "$(sed -n '/seccomp-profile:begin/,/seccomp-profile:end/p' "$ROOT/docs/policy.md" | sed '1d;$d')" "$output"
 	assert_output --partial '| ptrace |'
 }
 
