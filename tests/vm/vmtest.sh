@@ -260,7 +260,7 @@ boot() {
 	: >"$VM/heartbeat.$n.log"
 	# TCG: this machine's /dev/kvm hangs nested guests. The CPU is qemu's
 	# "max" without 5-level paging (la57): the suite passed so; whether it
-	# matters for the stalls below is not settled (README).
+	# matters for the stalls below is not settled (docs/kernels.md).
 	# The LSM list lacks bpf, as E2B's kernel does (design §4), so the
 	# probe does not attach a BPF LSM program, which patches kernel code
 	# at every agent start. ttyS0 is the console
