@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * `cmdwarden approve ID`, `cmdwarden reject ID`, `cmdwarden approve
+ * --list`: an operator deciding pending approvals through the serving
+ * agents' control sockets.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -7,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "cli/approve.h"
+#include "cli/cli.h"
 #include "server/control.h"
 #include "engine/engine.h"
 
