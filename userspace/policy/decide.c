@@ -55,6 +55,11 @@
 
 #include "policy/decide.h"
 #include "policy/shlex.h"
+#include "lib/text.h"
+
+/* A quoted tool or counter name in a reason: room for the cut name with
+ * every byte of it escaped. */
+#define NAME_QUOTE_LEN 160
 
 enum res {
 	RES_NO = 0,
@@ -602,52 +607,6 @@ static void cond_reason(const struct cw_cond *c, enum res r,
 		snprintf(buf, len, "%s", what);
 }
 
-/* Quoted, escaped, cut (never inside a UTF-8 sequence): caller-controlled
- * text in a reason. len must be at least 16. */
-static const char *qname(const char *s, char *buf, size_t len)
-{
-	size_t o = 0, i;
-
-	buf[o++] = '"';
-	for (i = 0; s[i]; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if ((ch & 0xc0) != 0x80 && (i >= 64 || o + 8 >= len)) {
-			memcpy(buf + o, "...", 3);
-			o += 3;
-			break;
-		}
-		if (ch == '"' || ch == '\\') {
-			buf[o++] = '\\';
-			buf[o++] = (char)ch;
-		} else if (ch < 0x20 || ch == 0x7f) {
-			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", ch);
-		} else {
-			buf[o++] = (char)ch;
-		}
-	}
-	buf[o++] = '"';
-	buf[o] = '\0';
-	return buf;
-}
-
-/* Drops a UTF-8 sequence cut short by a truncating snprintf, so reasons
- * stay valid UTF-8 for JSON encoders. */
-static void utf8_trim(char *s)
-{
-	size_t n = strlen(s), j = n, need;
-	unsigned char lead;
-
-	while (j > 0 && ((unsigned char)s[j - 1] & 0xc0) == 0x80)
-		j--;
-	if (!j)
-		return;
-	lead = (unsigned char)s[j - 1];
-	need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-	if (n - (j - 1) < need)
-		s[j - 1] = '\0';
-}
-
 /* ---- the decision ----------------------------------------------------- */
 
 static void set(struct cw_verdict *out, enum cw_verdict_kind kind,
@@ -664,8 +623,8 @@ static void set(struct cw_verdict *out, enum cw_verdict_kind kind,
 	va_start(ap, fmt);
 	vsnprintf(out->reason, sizeof(out->reason), fmt, ap);
 	va_end(ap);
-	utf8_trim(out->rule);
-	utf8_trim(out->reason);
+	cw_text_utf8_trim(out->rule);
+	cw_text_utf8_trim(out->reason);
 }
 
 /* Evaluates one list of conditions; returns 1 when it denied (out set),
@@ -700,8 +659,8 @@ static int check_conds(const struct cw_cond *conds, size_t n, bool require,
 		out->kind = CW_VERDICT_DENY;
 		snprintf(out->rule, sizeof(out->rule), "%s", c->where);
 		cond_reason(c, r, v, &d, out->reason, sizeof(out->reason));
-		utf8_trim(out->rule);
-		utf8_trim(out->reason);
+		cw_text_utf8_trim(out->rule);
+		cw_text_utf8_trim(out->reason);
 		return 1;
 	}
 	return 0;
@@ -718,11 +677,11 @@ static void fmt_secs(int64_t us, char *buf, size_t len)
 void cw_verdict_rate_limited(struct cw_verdict *out, const struct cw_limit *l,
 			     int64_t retry_us)
 {
-	char retry[32], name[160];
+	char retry[32], name[NAME_QUOTE_LEN];
 
 	out->retry_after_us = retry_us;
 	fmt_secs(retry_us, retry, sizeof(retry));
-	qname(l->counter, name, sizeof(name));
+	cw_text_quote(name, sizeof(name), l->counter);
 	if (l->max == 0)
 		set(out, CW_VERDICT_RATE_LIMITED, l->where,
 		    "rate limit %s (0 per %" PRId64 "s, scope %s) allows no calls",
@@ -791,7 +750,7 @@ int cw_decide(const struct cw_policy *p, const struct cw_call *call,
 {
 	struct cmdinfo ci = { 0 };
 	const struct cw_rule *r;
-	char tool[160], path[256];
+	char tool[NAME_QUOTE_LEN], path[256];
 	json_t *args;
 	int err;
 
@@ -808,7 +767,7 @@ int cw_decide(const struct cw_policy *p, const struct cw_call *call,
 		    "the call's arguments are not a JSON object");
 		return -EINVAL;
 	}
-	qname(call->tool, tool, sizeof(tool));
+	cw_text_quote(tool, sizeof(tool), call->tool);
 
 	if (cw_policy_hidden(p, call->tool)) {
 		set(out, CW_VERDICT_DENY, "hide",

@@ -23,6 +23,7 @@
 
 #include "policy/decide.h"
 #include "policy/policy.h"
+#include "lib/text.h"
 #include "bpf/trace.h"
 
 extern const char cw_default_policy_json[], cw_default_policy_json_end[];
@@ -169,37 +170,6 @@ static void *xcalloc(struct loader *ld, size_t n, size_t size)
 	return p;
 }
 
-/* Quotes s for an error text: escapes, cut after about 60 bytes, never
- * inside a UTF-8 sequence. */
-static const char *q(char *buf, size_t len, const char *s)
-{
-	size_t o = 0, i;
-
-	if (len < 16)
-		return "\"\"";
-	buf[o++] = '"';
-	for (i = 0; s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if ((c & 0xc0) != 0x80 && (i >= 60 || o + 8 >= len)) {
-			memcpy(buf + o, "...", 3);
-			o += 3;
-			break;
-		}
-		if (c == '"' || c == '\\') {
-			buf[o++] = '\\';
-			buf[o++] = (char)c;
-		} else if (c < 0x20 || c == 0x7f) {
-			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
-		} else {
-			buf[o++] = (char)c;
-		}
-	}
-	buf[o++] = '"';
-	buf[o] = '\0';
-	return buf;
-}
-
 static const char *jtype(const json_t *v)
 {
 	switch (json_typeof(v)) {
@@ -307,7 +277,7 @@ static void one_of(char *buf, size_t len, const char *const *known)
 static void unknown_word(struct loader *ld, const char *path, const char *what,
 			 const char *word, const char *const *known)
 {
-	char list[320], qw[80], hint[64] = "";
+	char list[320], qw[CW_TEXT_QUOTE_LEN], hint[64] = "";
 	const char *near = suggest(word, known);
 
 	one_of(list, sizeof(list), known);
@@ -315,7 +285,7 @@ static void unknown_word(struct loader *ld, const char *path, const char *what,
 			     near) < 0)
 		hint[0] = '\0';
 	perr(ld, path, "unknown %s %s%s; expected %s", what,
-	     q(qw, sizeof(qw), word), hint, list);
+	     cw_text_quote(qw, sizeof(qw), word), hint, list);
 }
 
 /* Every key of obj must be in known (NULL-terminated). */
@@ -487,11 +457,11 @@ static void parse_cond_path(struct loader *ld, struct cw_cond *c,
 		return;
 	}
 	if (strncmp(s, "args.", 5)) {
-		char qs[80];
+		char qs[CW_TEXT_QUOTE_LEN];
 
 		perr(ld, path,
 		     "unknown path %s; expected \"args.<name>[.<name or index>]...\"%s",
-		     q(qs, sizeof(qs), s),
+		     cw_text_quote(qs, sizeof(qs), s),
 		     run_command ?
 			     ", \"command.programs\" or \"command.opaque\"" :
 			     "");
@@ -506,11 +476,11 @@ static void parse_cond_path(struct loader *ld, struct cw_cond *c,
 		char *part;
 
 		if (!n) {
-			char qs[80];
+			char qs[CW_TEXT_QUOTE_LEN];
 
 			perr(ld, path,
 			     "empty component in path %s; expected \"args.<name>[.<name or index>]...\"",
-			     q(qs, sizeof(qs), s));
+			     cw_text_quote(qs, sizeof(qs), s));
 			return;
 		}
 		parts = realloc(c->parts, (c->nparts + 1) * sizeof(*parts));
@@ -547,7 +517,7 @@ static void check_cond_value(struct loader *ld, struct cw_cond *c, json_t *v,
 			     const char *vpath)
 {
 	const char *opn = cw_op_name(c->op);
-	char qs[80];
+	char qs[CW_TEXT_QUOTE_LEN];
 	int rc;
 
 	switch (c->op) {
@@ -583,7 +553,9 @@ static void check_cond_value(struct loader *ld, struct cw_cond *c, json_t *v,
 			regerror(rc, &c->re, msg, sizeof(msg));
 			perr(ld, vpath,
 			     "bad regex %s: %s; expected a POSIX extended regular expression",
-			     q(qs, sizeof(qs), json_string_value(v)), msg);
+			     cw_text_quote(qs, sizeof(qs),
+					   json_string_value(v)),
+			     msg);
 			break;
 		}
 		c->has_re = true;
@@ -775,7 +747,7 @@ static void parse_limit(struct loader *ld, json_t *o, const char *path,
 	static const char *const windows[] = { "second", "minute", "hour",
 					       "day", NULL };
 	static const int64_t window_s[] = { 1, 60, 3600, 86400 };
-	char kp[PATH_LEN], qs[80];
+	char kp[PATH_LEN], qs[CW_TEXT_QUOTE_LEN];
 	json_t *v;
 	size_t i;
 
@@ -808,7 +780,8 @@ static void parse_limit(struct loader *ld, json_t *o, const char *path,
 		else
 			perr(ld, kp,
 			     "unknown window %s; expected \"second\", \"minute\", \"hour\", \"day\" or a positive number of seconds",
-			     q(qs, sizeof(qs), json_string_value(v)));
+			     cw_text_quote(qs, sizeof(qs),
+					   json_string_value(v)));
 	} else {
 		get_int(ld, v, kp, 1, WINDOW_MAX_S,
 			"\"second\", \"minute\", \"hour\", \"day\" or a positive number of seconds (at most 31622400, 366 days)",
@@ -893,31 +866,31 @@ static void sandbox_free(struct cw_sandbox *sb)
 
 static bool check_abs_path(struct loader *ld, const char *s, const char *path)
 {
-	char qs[80];
+	char qs[CW_TEXT_QUOTE_LEN];
 
 	if (s[0] == '/' && strlen(s) < PATH_MAX)
 		return true;
 	perr(ld, path, "%s is not an absolute path; expected a path starting with \"/\"",
-	     q(qs, sizeof(qs), s));
+	     cw_text_quote(qs, sizeof(qs), s));
 	return false;
 }
 
 static bool check_ident(struct loader *ld, const char *s, const char *path)
 {
-	char qs[80];
+	char qs[CW_TEXT_QUOTE_LEN];
 
 	if (cw_is_identifier(s))
 		return true;
 	perr(ld, path,
 	     "%s is not a valid environment variable name; expected letters, digits and '_', not starting with a digit",
-	     q(qs, sizeof(qs), s));
+	     cw_text_quote(qs, sizeof(qs), s));
 	return false;
 }
 
 static bool check_user(struct loader *ld, const char *s, const char *path)
 {
 	size_t i;
-	char qs[80];
+	char qs[CW_TEXT_QUOTE_LEN];
 
 	for (i = 0; s[i]; i++)
 		if (!((s[i] >= 'a' && s[i] <= 'z') ||
@@ -929,7 +902,7 @@ static bool check_user(struct loader *ld, const char *s, const char *path)
 		return true;
 	perr(ld, path,
 	     "%s is not a valid user name; expected 1 to 32 letters, digits, '.', '_' or '-' (not first)",
-	     q(qs, sizeof(qs), s));
+	     cw_text_quote(qs, sizeof(qs), s));
 	return false;
 }
 
@@ -1095,7 +1068,7 @@ static void set_net_rules(struct loader *ld, json_t *arr, const char *path,
 	if (json_array_size(arr) && !nr)
 		return;
 	json_array_foreach(arr, i, e) {
-		char ep[PATH_LEN], why[96], qs[80];
+		char ep[PATH_LEN], why[96], qs[CW_TEXT_QUOTE_LEN];
 
 		path_idx(ep, path, i);
 		if (!json_is_string(e)) {
@@ -1108,7 +1081,9 @@ static void set_net_rules(struct loader *ld, json_t *arr, const char *path,
 				    sizeof(why))) {
 			perr(ld, ep,
 			     "bad CIDR %s: %s; expected ADDR[/LEN][:PORT[-PORT]] such as \"10.0.0.0/8\", \"0.0.0.0/0:443\" or \"[::1]:8000-8999\"",
-			     q(qs, sizeof(qs), json_string_value(e)), why);
+			     cw_text_quote(qs, sizeof(qs),
+					   json_string_value(e)),
+			     why);
 			ok = false;
 			continue;
 		}
@@ -1351,14 +1326,14 @@ static void apply_network(struct loader *ld, struct cw_sandbox *sb,
 static bool check_deny_prefix(struct loader *ld, const char *s,
 			      const char *path)
 {
-	char qs[80];
+	char qs[CW_TEXT_QUOTE_LEN];
 
 	if (!check_abs_path(ld, s, path))
 		return false;
 	if (strlen(s) < TRACE_DENY_LEN)
 		return true;
 	perr(ld, path, "%s is longer than %d bytes; expected a shorter path prefix",
-	     q(qs, sizeof(qs), s), TRACE_DENY_LEN - 1);
+	     cw_text_quote(qs, sizeof(qs), s), TRACE_DENY_LEN - 1);
 	return false;
 }
 
@@ -1699,10 +1674,11 @@ static void compile(struct loader *ld, struct cw_policy *p, json_t *root)
 	else if (want_type(ld, v, "version", json_is_string(v),
 			   "the string \"1\"") &&
 		 strcmp(json_string_value(v), "1")) {
-		char qs[80];
+		char qs[CW_TEXT_QUOTE_LEN];
 
 		perr(ld, "version", "unsupported version %s; expected \"1\"",
-		     q(qs, sizeof(qs), json_string_value(v)));
+		     cw_text_quote(qs, sizeof(qs),
+				   json_string_value(v)));
 	}
 
 	v = json_object_get(root, "default");
