@@ -2,6 +2,8 @@
 /*
  * Decision engine: (compiled policy, call, counter view, now) -> verdict.
  * Pure: no I/O, no clock reads, counters are only read through the view.
+ * Each condition op is a row of ops.c (its evaluation and the words of its
+ * denial); this file walks the rules, builds the reasons and checks limits.
  *
  * Order of evaluation, first match wins:
  *   1. hidden tool (hide: [...] or "*")          -> DENY, rule "hide"
@@ -54,25 +56,13 @@
 #include <string.h>
 
 #include "policy/decide.h"
+#include "policy/ops.h"
 #include "policy/shlex.h"
 #include "lib/text.h"
 
 /* A quoted tool or counter name in a reason: room for the cut name with
  * every byte of it escaped. */
 #define NAME_QUOTE_LEN 160
-
-enum res {
-	RES_NO = 0,
-	RES_YES,
-	RES_TYPE,	/* wrong type for the op: fails closed */
-};
-
-/* What evaluation found, for the reason text. */
-struct detail {
-	bool missing;
-	const json_t *elem;	/* the list element that decided, if any */
-	size_t length;		/* max_length: the length measured */
-};
 
 /* command.* values of one call, computed on first use. */
 struct cmdinfo {
@@ -117,101 +107,6 @@ void cw_limit_key(const struct cw_limit *l, const struct cw_call *call,
 	if (snprintf(buf, len, "%s|%s|%s", l->counter,
 		     cw_scope_name(l->scope), id) < 0 && len)
 		buf[0] = '\0';
-}
-
-/* ---- values ----------------------------------------------------------- */
-
-static int cmp_int_real(json_int_t i, double d)
-{
-	json_int_t t;
-	double frac;
-
-	if (d >= 9223372036854775808.0)
-		return -1;
-	if (d < -9223372036854775808.0)
-		return 1;
-	t = (json_int_t)d;	/* truncates, exact in range */
-	if (i != t)
-		return i < t ? -1 : 1;
-	frac = d - (double)t;
-	return frac > 0 ? -1 : frac < 0 ? 1 : 0;
-}
-
-static int cmp_num(const json_t *a, const json_t *b)
-{
-	if (json_is_integer(a) && json_is_integer(b)) {
-		json_int_t x = json_integer_value(a), y = json_integer_value(b);
-
-		return (x > y) - (x < y);
-	}
-	if (json_is_real(a) && json_is_real(b)) {
-		double x = json_real_value(a), y = json_real_value(b);
-
-		return (x > y) - (x < y);
-	}
-	if (json_is_integer(a))
-		return cmp_int_real(json_integer_value(a), json_real_value(b));
-	return -cmp_int_real(json_integer_value(b), json_real_value(a));
-}
-
-static bool value_equal(const json_t *a, const json_t *b)
-{
-	const char *key;
-	json_t *av;
-	size_t i;
-
-	if (json_is_number(a) && json_is_number(b))
-		return cmp_num(a, b) == 0;
-	if (json_typeof(a) != json_typeof(b))
-		return false;
-	switch (json_typeof(a)) {
-	case JSON_STRING:
-		return json_string_length(a) == json_string_length(b) &&
-		       !memcmp(json_string_value(a), json_string_value(b),
-			       json_string_length(a));
-	case JSON_ARRAY:
-		if (json_array_size(a) != json_array_size(b))
-			return false;
-		for (i = 0; i < json_array_size(a); i++)
-			if (!value_equal(json_array_get(a, i),
-					 json_array_get(b, i)))
-				return false;
-		return true;
-	case JSON_OBJECT:
-		if (json_object_size(a) != json_object_size(b))
-			return false;
-		json_object_foreach((json_t *)a, key, av) {
-			json_t *bv = json_object_get(b, key);
-
-			if (!bv || !value_equal(av, bv))
-				return false;
-		}
-		return true;
-	default:
-		return true;	/* true, false, null: same type */
-	}
-}
-
-static bool member(const json_t *v, const json_t *arr)
-{
-	size_t i;
-
-	for (i = 0; i < json_array_size(arr); i++)
-		if (value_equal(v, json_array_get(arr, i)))
-			return true;
-	return false;
-}
-
-static bool has_nul(const json_t *s)
-{
-	return strlen(json_string_value(s)) != json_string_length(s);
-}
-
-static bool substr(const json_t *hay, const json_t *needle)
-{
-	return memmem(json_string_value(hay), json_string_length(hay),
-		      json_string_value(needle),
-		      json_string_length(needle)) != NULL;
 }
 
 /* ---- conditions ------------------------------------------------------- */
@@ -285,142 +180,19 @@ out:
 	return err;
 }
 
-static enum res eval_regex(const struct cw_cond *c, const json_t *s)
+static enum cw_op_res eval_cond(const struct cw_cond *c, const json_t *v,
+				struct cw_op_detail *d)
 {
-	bool match;
-
-	if (!json_is_string(s) || has_nul(s) || !c->has_re)
-		return RES_TYPE;
-	match = regexec(&c->re, json_string_value(s), 0, NULL, 0) == 0;
-	return match == (c->op == CW_OP_REGEX) ? RES_YES : RES_NO;
-}
-
-/* in/not_in/regex/not_regex on a list: every element must satisfy it. */
-static enum res eval_each(const struct cw_cond *c, const json_t *v,
-			  struct detail *d)
-{
-	size_t i;
-
-	for (i = 0; i < json_array_size(v); i++) {
-		const json_t *e = json_array_get(v, i);
-		enum res r;
-
-		if (c->op == CW_OP_REGEX || c->op == CW_OP_NOT_REGEX) {
-			r = eval_regex(c, e);
-		} else if (json_is_object(e) || json_is_array(e)) {
-			r = RES_TYPE;
-		} else {
-			bool in = member(e, c->value);
-
-			r = in == (c->op == CW_OP_IN) ? RES_YES : RES_NO;
-		}
-		if (r != RES_YES) {
-			d->elem = e;
-			return r;
-		}
-	}
-	return RES_YES;
-}
-
-static enum res eval_contains(const struct cw_cond *c, const json_t *v)
-{
-	const json_t *val = c->value;
-	size_t i;
-
-	if (json_is_string(v)) {
-		if (json_is_string(val))
-			return substr(v, val) ? RES_YES : RES_NO;
-		if (!json_is_array(val))
-			return RES_TYPE;
-		for (i = 0; i < json_array_size(val); i++) {
-			const json_t *n = json_array_get(val, i);
-
-			if (json_is_string(n) && substr(v, n))
-				return RES_YES;
-		}
-		return RES_NO;
-	}
-	if (!json_is_array(v))
-		return RES_TYPE;
-	if (json_is_array(val)) {
-		for (i = 0; i < json_array_size(v); i++)
-			if (member(json_array_get(v, i), val))
-				return RES_YES;
-		return RES_NO;
-	}
-	return member(val, v) ? RES_YES : RES_NO;
-}
-
-static enum res eval_cond(const struct cw_cond *c, const json_t *v,
-			  struct detail *d)
-{
-	int cmp;
+	const struct cw_op_def *op = cw_op_get(c->op);
 
 	memset(d, 0, sizeof(*d));
-	if (c->op == CW_OP_EXISTS)
-		return (v != NULL) == json_is_true(c->value) ? RES_YES :
-							       RES_NO;
-	if (!v) {
+	if (!op)
+		return CW_OP_TYPE;
+	if (!v && !op->on_missing) {
 		d->missing = true;
-		return RES_NO;
+		return CW_OP_NO;
 	}
-	switch (c->op) {
-	case CW_OP_EQ:
-		return value_equal(v, c->value) ? RES_YES : RES_NO;
-	case CW_OP_NEQ:
-		return value_equal(v, c->value) ? RES_NO : RES_YES;
-	case CW_OP_IN:
-	case CW_OP_NOT_IN:
-		if (!json_is_array(c->value) || json_is_object(v))
-			return RES_TYPE;
-		if (json_is_array(v))
-			return eval_each(c, v, d);
-		return member(v, c->value) == (c->op == CW_OP_IN) ? RES_YES :
-								    RES_NO;
-	case CW_OP_LT:
-	case CW_OP_LTE:
-	case CW_OP_GT:
-	case CW_OP_GTE:
-		if (!json_is_number(v) || !json_is_number(c->value))
-			return RES_TYPE;
-		cmp = cmp_num(v, c->value);
-		if (c->op == CW_OP_LT)
-			return cmp < 0 ? RES_YES : RES_NO;
-		if (c->op == CW_OP_LTE)
-			return cmp <= 0 ? RES_YES : RES_NO;
-		if (c->op == CW_OP_GT)
-			return cmp > 0 ? RES_YES : RES_NO;
-		return cmp >= 0 ? RES_YES : RES_NO;
-	case CW_OP_REGEX:
-	case CW_OP_NOT_REGEX:
-		if (json_is_array(v))
-			return eval_each(c, v, d);
-		return eval_regex(c, v);
-	case CW_OP_CONTAINS:
-		return eval_contains(c, v);
-	case CW_OP_PREFIX:
-		if (!json_is_string(v) || !json_is_string(c->value))
-			return RES_TYPE;
-		return json_string_length(v) >= json_string_length(c->value) &&
-				       !memcmp(json_string_value(v),
-					       json_string_value(c->value),
-					       json_string_length(c->value)) ?
-			       RES_YES :
-			       RES_NO;
-	case CW_OP_MAX_LENGTH:
-		if (json_is_string(v))
-			d->length = json_string_length(v);
-		else if (json_is_array(v))
-			d->length = json_array_size(v);
-		else
-			return RES_TYPE;
-		return (json_int_t)d->length <= json_integer_value(c->value) ?
-			       RES_YES :
-			       RES_NO;
-	case CW_OP_EXISTS:
-		break;
-	}
-	return RES_TYPE;
+	return op->eval(c, v, d);
 }
 
 /* ---- reasons ---------------------------------------------------------- */
@@ -454,7 +226,9 @@ static const char *type_name(const json_t *v)
 	case JSON_ARRAY:
 		return "an array";
 	case JSON_STRING:
-		return has_nul(v) ? "a string with a NUL byte" : "a string";
+		return strlen(json_string_value(v)) != json_string_length(v) ?
+			       "a string with a NUL byte" :
+			       "a string";
 	case JSON_INTEGER:
 	case JSON_REAL:
 		return "a number";
@@ -469,118 +243,50 @@ static const char *type_name(const json_t *v)
 
 static const char *op_needs(const struct cw_cond *c)
 {
-	switch (c->op) {
-	case CW_OP_IN:
-	case CW_OP_NOT_IN:
-		return "a string, number, boolean or null (or a list of them)";
-	case CW_OP_LT:
-	case CW_OP_LTE:
-	case CW_OP_GT:
-	case CW_OP_GTE:
-		return "a number";
-	case CW_OP_REGEX:
-	case CW_OP_NOT_REGEX:
-		return "a string without NUL bytes (or a list of them)";
-	case CW_OP_CONTAINS:
-		/* a number, boolean or null can only be an element of a list */
-		if (!json_is_string(c->value) && !json_is_array(c->value))
-			return "a list";
-		return "a string or a list";
-	case CW_OP_PREFIX:
-		return "a string";
-	case CW_OP_MAX_LENGTH:
-		return "a string or a list";
-	default:
-		return "another type";
-	}
+	const struct cw_op_def *op = cw_op_get(c->op);
+
+	if (op && op->needs_fn)
+		return op->needs_fn(c);
+	return op && op->needs ? op->needs : "another type";
 }
 
 /* The op as a phrase: holds ("matches regex V") or not ("does not ..."). */
 static void op_phrase(const struct cw_cond *c, bool holds,
-		      const struct detail *d, char *buf, size_t len)
+		      const struct cw_op_detail *d, char *buf, size_t len)
 {
+	const struct cw_op_def *op = cw_op_get(c->op);
 	char val[160];
-	const char *p;
 
 	show(c->value, val, sizeof(val));
-	switch (c->op) {
-	case CW_OP_EQ:
-	case CW_OP_NEQ:
-		p = holds == (c->op == CW_OP_EQ) ? "equals" :
-						   "does not equal";
-		break;
-	case CW_OP_IN:
-	case CW_OP_NOT_IN:
-		p = holds == (c->op == CW_OP_IN) ? "is in" : "is not in";
-		break;
-	case CW_OP_LT:
-		p = holds ? "is less than" : "is not less than";
-		break;
-	case CW_OP_LTE:
-		p = holds ? "is at most" : "is greater than";
-		break;
-	case CW_OP_GT:
-		p = holds ? "is greater than" : "is not greater than";
-		break;
-	case CW_OP_GTE:
-		p = holds ? "is at least" : "is less than";
-		break;
-	case CW_OP_REGEX:
-	case CW_OP_NOT_REGEX:
-		p = holds == (c->op == CW_OP_REGEX) ? "matches regex" :
-						      "does not match regex";
-		break;
-	case CW_OP_CONTAINS:
-		p = json_is_array(c->value) ?
-			    (holds ? "contains one of" : "contains none of") :
-			    (holds ? "contains" : "does not contain");
-		break;
-	case CW_OP_PREFIX:
-		p = holds ? "starts with" : "does not start with";
-		break;
-	case CW_OP_MAX_LENGTH:
-		if (holds)
-			snprintf(buf, len, "is at most %s long", val);
-		else
-			snprintf(buf, len, "is %zu long, longer than %s",
-				 d->length, val);
-		return;
-	case CW_OP_EXISTS:
-		snprintf(buf, len, "%s",
-			 holds == json_is_true(c->value) ? "is present" :
-							   "is absent");
-		return;
-	default:
-		p = "?";
-		break;
-	}
-	snprintf(buf, len, "%s %s", p, val);
+	if (op && op->phrase)
+		op->phrase(c, holds, d, val, buf, len);
+	else
+		snprintf(buf, len, "%s %s", !op ? "?" : holds ? op->yes : op->no,
+			 val);
 }
 
 /* Why a condition denies: a `require` that failed or a `deny_if` that held. */
-static void cond_reason(const struct cw_cond *c, enum res r,
-			const json_t *v, const struct detail *d, char *buf,
-			size_t len)
+static void cond_reason(const struct cw_cond *c, enum cw_op_res r,
+			const json_t *v, const struct cw_op_detail *d,
+			char *buf, size_t len)
 {
+	const struct cw_op_def *op = cw_op_get(c->op);
 	char what[400], subj[200], el[100];
-	bool holds = r == RES_YES;
+	bool holds = r == CW_OP_YES;
 
 	if (d->elem) {
 		show(d->elem, el, sizeof(el));
 		snprintf(subj, sizeof(subj), "%s element %s", c->path, el);
-	} else if (v && json_is_array(v) && holds &&
-		   (c->op == CW_OP_IN || c->op == CW_OP_NOT_IN ||
-		    c->op == CW_OP_REGEX || c->op == CW_OP_NOT_REGEX)) {
+	} else if (v && json_is_array(v) && holds && op && op->each) {
 		snprintf(subj, sizeof(subj), "every element of %s", c->path);
-	} else if (v && json_is_number(v) && c->op >= CW_OP_LT &&
-		   c->op <= CW_OP_GTE) {
+	} else if (v && json_is_number(v) && op && op->numeric) {
 		show(v, el, sizeof(el));
 		snprintf(subj, sizeof(subj), "%s (%s)", c->path, el);
 	} else {
 		snprintf(subj, sizeof(subj), "%s", c->path);
 	}
 
-	if (r == RES_TYPE) {
+	if (r == CW_OP_TYPE) {
 		const json_t *bad = d->elem ? d->elem : v;
 
 		snprintf(what, sizeof(what),
@@ -599,7 +305,7 @@ static void cond_reason(const struct cw_cond *c, enum res r,
 		op_phrase(c, holds, d, ph, sizeof(ph));
 		snprintf(what, sizeof(what), "%s %s", subj, ph);
 	}
-	if (c->reason && c->reason[0] && r == RES_TYPE)
+	if (c->reason && c->reason[0] && r == CW_OP_TYPE)
 		snprintf(buf, len, "%s; %s", c->reason, what);
 	else if (c->reason && c->reason[0])
 		snprintf(buf, len, "%s", c->reason);
@@ -638,9 +344,9 @@ static int check_conds(const struct cw_cond *conds, size_t n, bool require,
 
 	for (i = 0; i < n; i++) {
 		const struct cw_cond *c = &conds[i];
-		struct detail d;
+		struct cw_op_detail d;
 		json_t *v;
-		enum res r;
+		enum cw_op_res r;
 
 		if (c->kind != CW_PATH_ARGS && !ci->done) {
 			err = cmd_analyze(args, ci);
@@ -654,7 +360,7 @@ static int check_conds(const struct cw_cond *conds, size_t n, bool require,
 		else
 			v = resolve_args(args, c);
 		r = eval_cond(c, v, &d);
-		if (require ? r == RES_YES : r == RES_NO)
+		if (require ? r == CW_OP_YES : r == CW_OP_NO)
 			continue;
 		out->kind = CW_VERDICT_DENY;
 		snprintf(out->rule, sizeof(out->rule), "%s", c->where);

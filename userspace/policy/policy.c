@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "policy/decide.h"
+#include "policy/ops.h"
 #include "policy/policy.h"
 #include "policy/sandbox.h"
 #include "lib/text.h"
@@ -32,18 +33,9 @@ extern const char cw_default_policy_json[], cw_default_policy_json_end[];
 #define WINDOW_MAX_S (366 * 86400)
 
 #define MAX_CONCURRENT 65536
+/* Room for the list of op names in an error. */
+#define CMD_OPS_LEN 256
 
-
-
-static const char *const op_names[] = {
-	[CW_OP_EQ] = "eq",		[CW_OP_NEQ] = "neq",
-	[CW_OP_IN] = "in",		[CW_OP_NOT_IN] = "not_in",
-	[CW_OP_LT] = "lt",		[CW_OP_LTE] = "lte",
-	[CW_OP_GT] = "gt",		[CW_OP_GTE] = "gte",
-	[CW_OP_REGEX] = "regex",	[CW_OP_NOT_REGEX] = "not_regex",
-	[CW_OP_CONTAINS] = "contains",	[CW_OP_PREFIX] = "prefix",
-	[CW_OP_MAX_LENGTH] = "max_length", [CW_OP_EXISTS] = "exists",
-};
 
 
 const char *cw_action_name(enum cw_action a)
@@ -56,13 +48,6 @@ const char *cw_action_name(enum cw_action a)
 	case CW_ACTION_APPROVAL:
 		return "require_approval";
 	}
-	return "?";
-}
-
-const char *cw_op_name(enum cw_op op)
-{
-	if ((size_t)op < CW_ARRAY_SIZE(op_names) && op_names[op])
-		return op_names[op];
 	return "?";
 }
 
@@ -170,121 +155,28 @@ static void parse_cond_path(struct cw_loader *ld, struct cw_cond *c,
 	}
 }
 
-static bool all_strings(json_t *arr)
-{
-	size_t i;
-	json_t *e;
-
-	json_array_foreach(arr, i, e)
-		if (!json_is_string(e))
-			return false;
-	return true;
-}
-
-/* Checks the value's type against the op; compiles regexes. */
-static void check_cond_value(struct cw_loader *ld, struct cw_cond *c, json_t *v,
-			     const char *vpath)
-{
-	const char *opn = cw_op_name(c->op);
-	char qs[CW_TEXT_QUOTE_LEN];
-	int rc;
-
-	switch (c->op) {
-	case CW_OP_EQ:
-	case CW_OP_NEQ:
-		break;
-	case CW_OP_IN:
-	case CW_OP_NOT_IN:
-		cw_load_want(ld, v, vpath, json_is_array(v),
-			     "an array of values for op \"in\"/\"not_in\"");
-		break;
-	case CW_OP_LT:
-	case CW_OP_LTE:
-	case CW_OP_GT:
-	case CW_OP_GTE:
-		if (!json_is_number(v))
-			cw_load_err(ld, vpath, "expected a number for op \"%s\", got %s",
-				    opn, cw_load_jtype(v));
-		break;
-	case CW_OP_REGEX:
-	case CW_OP_NOT_REGEX:
-		if (!json_is_string(v)) {
-			cw_load_err(ld, vpath,
-				    "expected a string (a POSIX extended regex) for op \"%s\", got %s",
-				    opn, cw_load_jtype(v));
-			break;
-		}
-		rc = regcomp(&c->re, json_string_value(v),
-			     REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char msg[160];
-
-			regerror(rc, &c->re, msg, sizeof(msg));
-			cw_load_err(ld, vpath,
-				    "bad regex %s: %s; expected a POSIX extended regular expression",
-				    cw_text_quote(qs, sizeof(qs),
-						  json_string_value(v)),
-				    msg);
-			break;
-		}
-		c->has_re = true;
-		break;
-	case CW_OP_CONTAINS:
-		if (json_is_object(v) ||
-		    (json_is_array(v) && !all_strings(v)))
-			cw_load_err(ld, vpath,
-				    "expected a string, a number, a boolean, null or an array of strings for op \"contains\", got %s%s",
-				    cw_load_jtype(v),
-				    json_is_array(v) ? " with non-string elements" :
-				    "");
-		break;
-	case CW_OP_PREFIX:
-		if (!json_is_string(v))
-			cw_load_err(ld, vpath,
-				    "expected a string for op \"prefix\", got %s",
-				    cw_load_jtype(v));
-		break;
-	case CW_OP_MAX_LENGTH:
-		if (!json_is_integer(v) || json_integer_value(v) < 0)
-			cw_load_err(ld, vpath,
-				    "expected a non-negative integer for op \"max_length\", got %s",
-				    json_is_integer(v) ? "a negative integer" :
-				    cw_load_jtype(v));
-		break;
-	case CW_OP_EXISTS:
-		if (!json_is_boolean(v))
-			cw_load_err(ld, vpath,
-				    "expected true (present) or false (absent) for op \"exists\", got %s",
-				    cw_load_jtype(v));
-		break;
-	}
-}
-
 /* command.programs is a list of strings, command.opaque a boolean: ops
  * that can never apply to them are load errors, not silent denials. */
 static void check_cmd_op(struct cw_loader *ld, struct cw_cond *c, json_t *v,
 			 const char *path)
 {
-	bool ok;
+	const struct cw_op_def *op = cw_op_get(c->op);
+	char ops[CMD_OPS_LEN];
 
 	if (c->kind == CW_PATH_CMD_PROGRAMS) {
-		ok = c->op == CW_OP_EQ || c->op == CW_OP_NEQ ||
-		     c->op == CW_OP_IN || c->op == CW_OP_NOT_IN ||
-		     c->op == CW_OP_REGEX || c->op == CW_OP_NOT_REGEX ||
-		     c->op == CW_OP_CONTAINS || c->op == CW_OP_MAX_LENGTH ||
-		     c->op == CW_OP_EXISTS;
-		if (!ok)
+		if (!(op->on & CW_OP_ON_PROGRAMS)) {
+			cw_op_list(ops, sizeof(ops), CW_OP_ON_PROGRAMS, " or ");
 			cw_load_err(ld, path,
-				    "op \"%s\" cannot apply to command.programs (a list of program names); expected eq, neq, in, not_in, regex, not_regex, contains, max_length or exists",
-				    cw_op_name(c->op));
+				    "op \"%s\" cannot apply to command.programs (a list of program names); expected %s",
+				    op->name, ops);
+		}
 		return;
 	}
-	ok = c->op == CW_OP_EQ || c->op == CW_OP_NEQ || c->op == CW_OP_IN ||
-	     c->op == CW_OP_NOT_IN || c->op == CW_OP_EXISTS;
-	if (!ok) {
+	if (!(op->on & CW_OP_ON_OPAQUE)) {
+		cw_op_list(ops, sizeof(ops), CW_OP_ON_OPAQUE, " or ");
 		cw_load_err(ld, path,
-			    "op \"%s\" cannot apply to command.opaque (a boolean); expected eq, neq, in, not_in or exists",
-			    cw_op_name(c->op));
+			    "op \"%s\" cannot apply to command.opaque (a boolean); expected %s",
+			    op->name, ops);
 		return;
 	}
 	if (v && (c->op == CW_OP_EQ || c->op == CW_OP_NEQ) &&
@@ -298,10 +190,10 @@ static void parse_cond(struct cw_loader *ld, json_t *o, const char *path,
 {
 	static const char *const keys[] = { "path", "op", "value", "reason",
 					    NULL };
-	char kp[CW_LOAD_PATH_LEN];
+	char kp[CW_LOAD_PATH_LEN], ops[CMD_OPS_LEN];
+	const char *known[CW_OPS_MAX + 1];
 	json_t *v, *val;
 	bool op_ok = false;
-	size_t i;
 
 	if (!cw_load_want(ld, o, path, json_is_object(o),
 			  "a condition object {\"path\", \"op\", \"value\"}"))
@@ -322,20 +214,15 @@ static void parse_cond(struct cw_loader *ld, json_t *o, const char *path,
 	cw_load_key(kp, path, "op");
 	v = json_object_get(o, "op");
 	if (!v) {
+		cw_op_list(ops, sizeof(ops), 0, ", ");
 		cw_load_err(ld, kp,
-			    "missing required field \"op\"; expected one of eq, neq, in, not_in, lt, lte, gt, gte, regex, not_regex, contains, prefix, max_length, exists");
+			    "missing required field \"op\"; expected one of %s",
+			    ops);
 	} else if (cw_load_want(ld, v, kp, json_is_string(v), "a string")) {
-		for (i = 0; i < CW_ARRAY_SIZE(op_names); i++)
-			if (!strcmp(json_string_value(v), op_names[i]))
-				break;
-		if (i < CW_ARRAY_SIZE(op_names)) {
-			c->op = (enum cw_op)i;
+		if (cw_op_find(json_string_value(v), &c->op)) {
 			op_ok = true;
 		} else {
-			const char *known[CW_ARRAY_SIZE(op_names) + 1];
-
-			memcpy(known, op_names, sizeof(op_names));
-			known[CW_ARRAY_SIZE(op_names)] = NULL;
+			cw_op_names(known, CW_ARRAY_SIZE(known));
 			cw_load_unknown(ld, kp, "op", json_string_value(v),
 					known);
 		}
@@ -346,8 +233,8 @@ static void parse_cond(struct cw_loader *ld, json_t *o, const char *path,
 	if (op_ok && !val && c->op != CW_OP_EXISTS)
 		cw_load_err(ld, kp, "missing required field \"value\" for op \"%s\"",
 			    cw_op_name(c->op));
-	if (op_ok && val)
-		check_cond_value(ld, c, val, kp);
+	if (op_ok && val && cw_op_get(c->op)->check)
+		cw_op_get(c->op)->check(ld, c, val, kp);
 	if (op_ok && c->path && c->kind != CW_PATH_ARGS)
 		check_cmd_op(ld, c, val, path);
 	/* exists without a value means "is present". */
