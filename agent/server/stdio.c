@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The reader runs on the serving thread and never waits for a command:
- * tools/call requests run on threads of their own (see mcp.c) and answer
- * through send_out. Every message goes out whole under one lock, so lines
- * from different threads never interleave.
+ * The MCP stdio transport (see stdio.h): newline-delimited JSON-RPC read
+ * from one descriptor, answers written to another. The reader runs on the
+ * serving thread and never waits for a command: the MCP core (mcp.c) runs
+ * tools/call requests on a pool of waiting threads (workers.c), and they
+ * answer through send_out. Every message goes out whole under one lock, so
+ * lines from different threads never interleave.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -14,6 +16,10 @@
 
 #include "lib/json.h"
 #include "server/stdio.h"
+
+/* What one read takes in; a request line held past twice this is given
+ * back once handled. */
+#define READ_CHUNK 65536
 
 struct out {
 	int fd;
@@ -60,6 +66,14 @@ static int send_msg(struct out *o, json_t *msg)
 	return ret;
 }
 
+/* The answer to a line of len bytes, over max and skipped. */
+static int send_too_large(struct out *o, size_t len, size_t max)
+{
+	return send_msg(o, cw_mcp_error(NULL, CW_JSONRPC_INVALID_REQUEST,
+					"request too large: %zu bytes exceeds the limit of %zu bytes",
+					len, max));
+}
+
 /* Handles one complete line (without its newline). */
 static int handle_line(struct cw_mcp *m, struct out *out, char *line,
 		       size_t len)
@@ -82,7 +96,7 @@ int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
 	struct cw_buf line = { 0 };
 	bool discarding = false;
 	size_t discarded = 0;
-	char chunk[65536];
+	char chunk[READ_CHUNK];
 	struct out out = { .fd = out_fd, .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct cw_mcp_out mo = { .send = send_out, .ctx = &out };
 	int ret = 0;
@@ -122,12 +136,8 @@ int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
 				break;
 			p = nl + 1;
 			if (discarding) {
-				ret = send_msg(&out,
-					       cw_mcp_error(NULL,
-							    CW_JSONRPC_INVALID_REQUEST,
-							    "request too large: %zu bytes exceeds the limit of %zu bytes",
-							    discarded,
-							    max_request));
+				ret = send_too_large(&out, discarded,
+						     max_request);
 				discarding = false;
 				discarded = 0;
 			} else {
@@ -147,10 +157,7 @@ int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
 	if (!discarding && line.len)
 		ret = handle_line(m, &out, line.data, line.len);
 	else if (discarding)
-		ret = send_msg(&out,
-			       cw_mcp_error(NULL, CW_JSONRPC_INVALID_REQUEST,
-					    "request too large: %zu bytes exceeds the limit of %zu bytes",
-					    discarded, max_request));
+		ret = send_too_large(&out, discarded, max_request);
 out:
 	/* Calls still running are answered before we return; when the
 	 * client can no longer be written to, they are cancelled instead. */
