@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+/* Grants (see grant.h): the token file read and checked, bearer tokens
+ * matched against the grants' hashes, new tokens made. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,6 +19,14 @@
 /* Token files are small; anything larger is a mistake. */
 #define MAX_TOKEN_FILE (1u << 20)
 #define MAX_GRANTS 4096
+/* A new token is this many random bytes, written in hex. */
+#define TOKEN_RANDOM_BYTES 32
+/* "grants.NAME", where a diagnostic points; a longer name is cut. */
+#define WHERE_MAX (CW_GRANT_NAME_MAX + 32)
+
+_Static_assert(2 * TOKEN_RANDOM_BYTES + 1 == CW_GRANT_HEX_SIZE &&
+		       2 * crypto_hash_sha256_BYTES + 1 == CW_GRANT_HEX_SIZE,
+	       "a token and its SHA-256 fill CW_GRANT_HEX_SIZE in hex");
 
 struct grant {
 	char name[CW_GRANT_NAME_MAX + 1];
@@ -75,7 +85,7 @@ static int parse_grant(struct grant *g, const char *name, json_t *o,
 		       const char *source, const char *base_dir,
 		       struct cw_diag *d)
 {
-	char where[CW_GRANT_NAME_MAX + 32];
+	char where[WHERE_MAX];
 	const char *key, *s;
 	size_t before = d->n;
 	json_t *v;
@@ -338,13 +348,13 @@ int cw_grants_match(const struct cw_grants *g, const char *token, size_t len)
 
 void cw_grants_new_token(char *token, char *sha256_hex)
 {
-	unsigned char raw[32], h[crypto_hash_sha256_BYTES];
+	unsigned char raw[TOKEN_RANDOM_BYTES], h[crypto_hash_sha256_BYTES];
 
 	if (sodium_init() < 0)
 		abort();
 	randombytes_buf(raw, sizeof(raw));
-	sodium_bin2hex(token, 65, raw, sizeof(raw));
-	crypto_hash_sha256(h, (const unsigned char *)token, 64);
-	sodium_bin2hex(sha256_hex, 65, h, sizeof(h));
+	sodium_bin2hex(token, CW_GRANT_HEX_SIZE, raw, sizeof(raw));
+	crypto_hash_sha256(h, (const unsigned char *)token, 2 * sizeof(raw));
+	sodium_bin2hex(sha256_hex, CW_GRANT_HEX_SIZE, h, sizeof(h));
 	sodium_memzero(raw, sizeof(raw));
 }

@@ -44,8 +44,12 @@ const char *cw_grants_policy(const struct cw_grants *g, size_t i);
 int cw_grants_match(const struct cw_grants *g, const char *token,
 		    size_t len);
 
+/* A new token from cw_grants_new_token, or a SHA-256, in hex with its
+ * terminating NUL. */
+#define CW_GRANT_HEX_SIZE 65
+
 /* A new random token (64 hex digits) and its SHA-256 in hex; token and
- * sha256_hex need 65 bytes each. */
+ * sha256_hex need CW_GRANT_HEX_SIZE bytes each. */
 void cw_grants_new_token(char *token, char *sha256_hex);
 
 #endif

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+/* The process's pool of waiting threads (see workers.h): work is handed to
+ * the most recently idle thread, or to a new one when none waits. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>

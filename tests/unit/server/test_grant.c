@@ -30,7 +30,7 @@ static void test_match_finds_the_grant(void **state)
 {
 	struct cw_diag d;
 	struct cw_grants *g;
-	char tok[65], hash[65], json[512];
+	char tok[CW_GRANT_HEX_SIZE], hash[CW_GRANT_HEX_SIZE], json[512];
 
 	(void)state;
 	cw_grants_new_token(tok, hash);
