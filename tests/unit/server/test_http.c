@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The Streamable HTTP transport in process, under ASan: every refusal, a
- * session's life, and reloads, through a plain socket client. */
+ * session's life, and reloads, through a plain socket client; and the
+ * header checks on their own. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,21 +16,22 @@
 #include "unit.h"
 #include "server/grant.h"
 #include "server/http.h"
+#include "server/http_headers.h"
 
 struct fixture {
 	char dir[64];
 	char tokens[96];
 	char audit[96];
-	char token[65];
+	char token[CW_GRANT_HEX_SIZE];
 	struct cw_engine *engine;
 	struct cw_http *http;
 };
 
 /* Writes a token file with one grant per name; the first grant's token
- * goes to token (65 bytes) when not NULL. */
+ * goes to token (CW_GRANT_HEX_SIZE bytes) when not NULL. */
 static void write_tokens(const char *path, const char *name, char *token)
 {
-	char tok[65], hash[65];
+	char tok[CW_GRANT_HEX_SIZE], hash[CW_GRANT_HEX_SIZE];
 	FILE *f;
 
 	cw_grants_new_token(tok, hash);
@@ -238,7 +240,7 @@ static void test_session_life(void **state)
 static void test_reload(void **state)
 {
 	struct fixture *f = *state;
-	char sid[33], hdr[512], fresh[65];
+	char sid[33], hdr[512], fresh[CW_GRANT_HEX_SIZE];
 	struct cw_diag d;
 	FILE *fp;
 
@@ -270,6 +272,66 @@ static void test_reload(void **state)
 	assert_int_equal(1, count_in_file(f->audit, "\"event\":\"reload\",\"ok\":true"));
 }
 
+/* Each header check on the values a client may send, absent ones too. */
+static void test_header_checks(void **state)
+{
+	static const char *const origins[] = { "https://ok.example" };
+	char tok[CW_GRANT_HEX_SIZE], hash[CW_GRANT_HEX_SIZE], json[256],
+		auth[CW_GRANT_HEX_SIZE + 16];
+	struct cw_grants *g;
+	struct cw_diag d;
+	uint64_t len = 0;
+
+	(void)state;
+	assert_true(cw_http_origin_allowed(origins, 1, "HTTPS://OK.example"));
+	assert_false(cw_http_origin_allowed(origins, 1, "https://ok.example.evil"));
+	assert_false(cw_http_origin_allowed(origins, 0, "https://ok.example"));
+
+	assert_true(cw_http_version_supported("2025-06-18"));
+	assert_false(cw_http_version_supported("2024-11-05"));
+
+	assert_true(cw_http_json_content("application/json"));
+	assert_true(cw_http_json_content("Application/JSON; charset=utf-8"));
+	assert_true(cw_http_json_content("application/json ;x"));
+	assert_false(cw_http_json_content("application/jsonx"));
+	assert_false(cw_http_json_content("text/plain"));
+	assert_false(cw_http_json_content(NULL));
+
+	assert_true(cw_http_accepts_json(NULL));
+	assert_true(cw_http_accepts_json("text/event-stream, application/json"));
+	assert_true(cw_http_accepts_json("*/*"));
+	assert_true(cw_http_accepts_json("application/*"));
+	assert_false(cw_http_accepts_json("text/event-stream"));
+	assert_true(cw_http_accepts_sse("application/json, TEXT/EVENT-STREAM"));
+	assert_false(cw_http_accepts_sse("application/json"));
+	assert_false(cw_http_accepts_sse(NULL));
+
+	assert_false(cw_http_length_over(NULL, 10, &len));
+	assert_false(cw_http_length_over("10", 10, &len));
+	assert_false(cw_http_length_over("11x", 10, &len));
+	assert_false(cw_http_length_over("99999999999999999999999", 10, &len));
+	assert_int_equal(0, len);
+	assert_true(cw_http_length_over("11", 10, &len));
+	assert_int_equal(11, len);
+
+	cw_grants_new_token(tok, hash);
+	snprintf(json, sizeof(json),
+		 "{\"grants\": {\"a\": {\"token_sha256\": \"%s\"}}}", hash);
+	cw_diag_init(&d);
+	g = cw_grants_parse(json, strlen(json), "t.json", "/", &d);
+	assert_non_null(g);
+	cw_diag_free(&d);
+	assert_int_equal(-1, cw_http_authenticate(g, NULL));
+	assert_int_equal(-1, cw_http_authenticate(g, tok));
+	snprintf(auth, sizeof(auth), "bearer   %s  ", tok);
+	assert_int_equal(0, cw_http_authenticate(g, auth));
+	snprintf(auth, sizeof(auth), "Basic %s", tok);
+	assert_int_equal(-1, cw_http_authenticate(g, auth));
+	snprintf(auth, sizeof(auth), "Bearer %.10s", tok);
+	assert_int_equal(-1, cw_http_authenticate(g, auth));
+	cw_grants_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +339,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_session_life, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reload, setup, teardown),
+		cmocka_unit_test(test_header_checks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
