@@ -12,12 +12,9 @@
 #include "lib/json.h"
 #include "server/grant.h"
 
-/* 64 hex digits and the NUL, as cw_grants_new_token writes them. */
-#define TOKEN_HEX_SIZE 65
-
 int cw_cmd_token(int argc, char **argv)
 {
-	char token[TOKEN_HEX_SIZE], hash[TOKEN_HEX_SIZE];
+	char token[CW_GRANT_HEX_SIZE], hash[CW_GRANT_HEX_SIZE];
 	json_t *entry;
 	char *s;
 
