@@ -6,8 +6,8 @@
  * A limit {window, max} admits a call when fewer than max events of its key
  * fall in (now - window, now]. Reservation checks and records all of a
  * call's keys in one transaction, so concurrent agents sharing a state
- * directory never over-admit. The store sits behind struct cw_rate_store so
- * that a shared store (Redis) can be added later.
+ * directory never over-admit. Where the events live is a store's concern,
+ * behind the interface of rate/store.h: one file per store.
  */
 #ifndef CW_RATE_RATELIMIT_H
 #define CW_RATE_RATELIMIT_H
@@ -18,12 +18,17 @@
 
 struct cw_rate_store;
 
+/* Opens the store spec names, "KIND:ARG": "sqlite:STATE_DIR" (as
+ * cw_rate_open_sqlite) or "memory:". NULL with errno set and err filled
+ * on failure. */
+struct cw_rate_store *cw_rate_open(const char *spec, struct cw_error *err);
+
 /* Durable store: SQLite database <state_dir>/ratelimit.db (WAL; every
  * reservation's commit is synced, at once or by cw_rate_sync). Creates
  * state_dir (0700) if missing. */
 struct cw_rate_store *cw_rate_open_sqlite(const char *state_dir,
 					  struct cw_error *err);
-/* Volatile store for tests and `eval`. */
+/* Volatile store for tests and benchmarks. */
 struct cw_rate_store *cw_rate_open_memory(void);
 void cw_rate_close(struct cw_rate_store *s);
 
