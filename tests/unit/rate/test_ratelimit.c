@@ -934,6 +934,181 @@ static void test_sqlite_sigkill(void **state)
 	close_store(f);
 }
 
+/* ---- every store against the others -------------------------------------- */
+
+#define SAME_STEPS 300
+
+static struct cw_rate_store *open_spec(const char *spec)
+{
+	struct cw_rate_store *s;
+	struct cw_error err;
+
+	memset(&err, 0, sizeof(err));
+	s = cw_rate_open(spec, &err);
+	if (!s)
+		fail_msg("cw_rate_open(%s): %s", spec, err.text);
+	return s;
+}
+
+/* A small deterministic generator, so a failure replays. */
+static unsigned next_rand(unsigned *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return (*seed >> 16) & 0x7fff;
+}
+
+static struct outcome reserve_in(struct cw_rate_store *s,
+				 const struct cw_limit_ref *refs, size_t n,
+				 int64_t now, const char *rid, unsigned flags)
+{
+	struct outcome o = { .retry = -1, .which = 99 };
+	struct cw_error err;
+
+	memset(&err, 0, sizeof(err));
+	o.ret = cw_rate_reserve_flags(s, refs, n, now, rid, flags, &o.retry,
+				      &o.which, &err);
+	if (o.ret && o.ret != -EAGAIN)
+		fail_msg("reserve %s: %d: %s", rid, o.ret, err.text);
+	return o;
+}
+
+static void assert_same_views(struct cw_rate_store *const *s, size_t ns,
+			      const char *const *keys, size_t nkeys,
+			      int64_t now)
+{
+	static const int64_t windows[] = { 0, SEC(1), SEC(10), SEC(60), ALL };
+	int64_t count[2], retry[2];
+	size_t k, w, i;
+
+	for (k = 0; k < nkeys; k++) {
+		for (w = 0; w < sizeof(windows) / sizeof(windows[0]); w++) {
+			for (i = 0; i < ns; i++) {
+				struct cw_counter_view v = cw_rate_view(s[i]);
+
+				assert_int_equal(0, v.window(v.ctx, keys[k],
+							     windows[w], now, 2,
+							     &count[i],
+							     &retry[i]));
+			}
+			assert_int_equal(count[0], count[1]);
+			assert_int_equal(retry[0], retry[1]);
+		}
+	}
+}
+
+/* The same reservations, releases and reads, through each store: every
+ * answer must be the same. */
+static void test_stores_agree(void **state)
+{
+	struct fixture *f = *state;
+	struct cw_limit l[] = {
+		limit("a", 1, 2), limit("b", 60, 5), limit("b", 10, 3),
+		limit("z", 5, 0), limit("c", 3, 1), limit("d", 0, 1),
+	};
+	const char *const keys[] = { "a/global/", "b/global/", "b/grant/x",
+				     "z/global/", "c/session/s1", "d/global/" };
+	/* Which limit each key of keys[] is checked by. */
+	const size_t limit_of[] = { 0, 1, 2, 3, 4, 5 };
+	struct cw_rate_store *s[2];
+	struct cw_limit_ref refs[4];
+	struct outcome o[2];
+	unsigned seed = 17, admitted = 0, refused = 0;
+	char spec[128], rid[32];
+	int64_t now = T0;
+	size_t step, i, n, k;
+
+	snprintf(spec, sizeof(spec), "sqlite:%s", f->dir);
+	s[0] = open_spec("memory:");
+	s[1] = open_spec(spec);
+	for (step = 0; step < SAME_STEPS; step++) {
+		unsigned r = next_rand(&seed) % 100;
+
+		/* Mostly forward, now and then the clock steps back; on a
+		 * 0.1 s grid, so events often sit on a window's edge. */
+		if (next_rand(&seed) % 10)
+			now += SEC(0.1) * (next_rand(&seed) % 15);
+		else
+			now -= SEC(0.1) * (next_rand(&seed) % 5);
+		if (r < 80) {
+			n = 1 + next_rand(&seed) % 3;
+			for (i = 0; i < n; i++) {
+				k = next_rand(&seed) % 6;
+				if (k == 3 && next_rand(&seed) % 4)
+					k = 0; /* max 0 refuses: rarely */
+				ref(&refs[i], &l[limit_of[k]], keys[k]);
+			}
+			if (next_rand(&seed) % 3 == 0) {
+				/* Two limits of one counter on one key. */
+				ref(&refs[n++], &l[2], keys[1]);
+			}
+			snprintf(rid, sizeof(rid), "r%zu", step);
+			for (i = 0; i < 2; i++)
+				o[i] = reserve_in(s[i], refs, n, now, rid,
+						  CW_RATE_DEFER_SYNC);
+			assert_int_equal(o[0].ret, o[1].ret);
+			assert_int_equal(o[0].retry, o[1].retry);
+			assert_int_equal(o[0].which, o[1].which);
+			if (o[0].ret)
+				refused++;
+			else
+				admitted++;
+		} else if (r < 90) {
+			snprintf(rid, sizeof(rid), "r%u",
+				 next_rand(&seed) % (unsigned)(step + 1));
+			for (i = 0; i < 2; i++)
+				assert_int_equal(0,
+						 cw_rate_release(s[i], rid, NULL));
+		} else {
+			for (i = 0; i < 2; i++)
+				assert_int_equal(0, cw_rate_sync(s[i], NULL));
+			assert_same_views(s, 2, keys, 6, now);
+		}
+	}
+	assert_same_views(s, 2, keys, 6, now);
+	assert_true(admitted > SAME_STEPS / 10);
+	assert_true(refused > SAME_STEPS / 10);
+	cw_rate_close(s[1]);
+	cw_rate_close(s[0]);
+}
+
+static void test_open_spec(void **state)
+{
+	struct fixture *f = *state;
+	struct cw_limit l = limit("c", 60, 1);
+	struct cw_limit_ref r[CW_MAX_CALL_LIMITS + 1];
+	struct cw_rate_store *s;
+	struct cw_error err;
+	char spec[128];
+	int64_t rt;
+	size_t w, i;
+
+	memset(&err, 0, sizeof(err));
+	errno = 0;
+	assert_null(cw_rate_open("carrier-pigeon:x", &err));
+	assert_int_equal(EINVAL, errno);
+	assert_non_null(strstr(err.text, "carrier-pigeon"));
+	assert_null(cw_rate_open(NULL, &err));
+	assert_int_equal(EINVAL, errno);
+	assert_null(cw_rate_open("sqlite:", &err));
+	assert_null(cw_rate_open("sqlite", &err));
+
+	snprintf(spec, sizeof(spec), "sqlite:%s", f->dir);
+	s = open_spec(spec);
+	cw_rate_close(s);
+	snprintf(spec, sizeof(spec), "%s/ratelimit.db", f->dir);
+	assert_int_equal(0, access(spec, F_OK));
+
+	/* A call has at most CW_MAX_CALL_LIMITS limits. */
+	s = open_spec("memory");
+	for (i = 0; i < CW_MAX_CALL_LIMITS + 1; i++)
+		ref(&r[i], &l, "c/global/");
+	assert_int_equal(-E2BIG, cw_rate_reserve(s, r, CW_MAX_CALL_LIMITS + 1,
+						 T0, "x", &rt, &w, &err));
+	assert_int_equal(0, cw_rate_reserve(s, r, CW_MAX_CALL_LIMITS, T0, "x",
+					    &rt, &w, &err));
+	cw_rate_close(s);
+}
+
 static enum store_kind kind_memory = STORE_MEMORY;
 static enum store_kind kind_sqlite = STORE_SQLITE;
 
@@ -966,6 +1141,8 @@ int main(void)
 		SQLITE(test_sqlite_newer_schema),
 		SQLITE(test_sqlite_concurrent),
 		SQLITE(test_sqlite_sigkill),
+		SQLITE(test_stores_agree),
+		SQLITE(test_open_spec),
 	};
 
 	return cmocka_run_group_tests_name("ratelimit", tests, NULL, NULL);
