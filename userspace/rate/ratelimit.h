@@ -5,8 +5,8 @@
  * Every allowed call records one event per counter key it is limited by.
  * A limit {window, max} admits a call when fewer than max events of its key
  * fall in (now - window, now]. Reservation checks and records all of a
- * call's keys in one transaction, so concurrent agents sharing a state
- * directory never over-admit. Where the events live is a store's concern,
+ * call's keys at once (one transaction of the store), so concurrent agents
+ * sharing a store never over-admit. Where the events live is a store's concern,
  * behind the interface of rate/store.h: one file per store.
  */
 #ifndef CW_RATE_RATELIMIT_H

@@ -79,14 +79,12 @@ struct cw_rate_store {
 };
 
 /* How a store is opened: cw_rate_open("SCHEME:ARG") calls open(ARG). NULL
- * with errno set (and err filled) on failure. */
+ * with errno set (and err filled) on failure. Store NAME defines one, named
+ * cw_rate_NAME_store (RATE_STORES in ratelimit.c declares it). */
 struct cw_rate_store_type {
 	const char *scheme;
 	struct cw_rate_store *(*open)(const char *arg, struct cw_error *err);
 };
-
-extern const struct cw_rate_store_type cw_rate_sqlite_store;
-extern const struct cw_rate_store_type cw_rate_memory_store;
 
 /* ---- stores that keep the events themselves ----------------------------- */
 
