@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The confined launcher.
+ * spawn: the confined launcher. It owns the child's setup from fork to
+ * execve and the parent's watch over the running command (its output, the
+ * deadline, seccomp denials, the kill and the reaping). The account the
+ * command runs as is looked up by user.c.
  *
  * Everything that allocates, reads files or takes locks (user and group
  * lookup, the environment, argv, rlimit values, descriptors) is prepared in
@@ -39,20 +42,18 @@
  * The parent then polls the two output pipes, a pidfd and the seccomp
  * listener against the deadline, answering each denied syscall with EPERM
  * as it comes (a bounded number per wakeup, so a flood of them cannot hold
- * off the deadline). Timeouts signal the process group: SIGTERM, then SIGKILL after
- * the grace period. When the main process has exited, whatever is left of
- * its group is killed before the process is reaped (the zombie keeps the
- * group id from being reused); then the pipes are drained, and the group
- * waited for, only briefly.
+ * off the deadline). Timeouts signal the process group: SIGTERM, then
+ * SIGKILL after the grace period. When the main process has exited,
+ * whatever is left of its group is killed before the process is reaped
+ * (the zombie keeps the group id from being reused); then the pipes are
+ * drained, and the group waited for, only briefly.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -69,6 +70,7 @@
 #include <unistd.h>
 
 #include "kernel/spawn.h"
+#include "kernel/user.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -105,6 +107,7 @@
 #define FALLBACK_POLL_MS	10
 #define READS_PER_WAKEUP	16
 #define DENIALS_PER_WAKEUP	64
+#define FALLBACK_MAXFD		65536	/* RLIMIT_NOFILE gives no usable bound */
 
 enum child_step {
 	STEP_SETSID = 1,
@@ -132,6 +135,9 @@ struct child_report {
 	long arg;
 };
 
+/* The rlimits plan_limits may set: DATA, NPROC, CPU, NOFILE, FSIZE, CORE. */
+#define CHILD_LIMITS 6
+
 struct child_limit {
 	int resource;
 	struct rlimit rl;
@@ -148,7 +154,7 @@ struct plan {
 	gid_t gid;
 	const gid_t *groups;
 	size_t ngroups;
-	struct child_limit lim[6];
+	struct child_limit lim[CHILD_LIMITS];
 	size_t nlim;
 	int fd_in, fd_out, fd_err, fd_report;
 	int maxfd;
@@ -160,26 +166,6 @@ struct plan {
 	const int *join;	/* v1 tasks descriptors to write "0" to */
 	size_t njoin;
 	int join_v2;		/* the v2 one, when clone3 could not place us */
-};
-
-/* The target user, resolved in the parent. */
-struct target {
-	struct passwd pw;
-	char *pwbuf;
-	bool found;		/* pw is valid */
-	uid_t uid;
-	gid_t gid;
-	gid_t *groups;
-	size_t ngroups;
-	bool change_ids;
-	const char *user;	/* USER and LOGNAME */
-	char uidname[24];	/* the uid, when it has no passwd entry */
-	const char *home;
-	const char *login_shell;
-	/* Copies of the names when they come from the identity cache. */
-	char cuser[256];
-	char chome[PATH_MAX];
-	char cshell[PATH_MAX];
 };
 
 struct envv {
@@ -386,385 +372,6 @@ static void __attribute__((noreturn)) child_run(const struct plan *pl)
 /* ------------------------------------------------------------------ */
 /* Preparation in the parent. */
 
-static int lookup_pw(bool by_name, const char *name, uid_t uid,
-		     struct target *t)
-{
-	long sz = sysconf(_SC_GETPW_R_SIZE_MAX);
-	size_t len = sz > 0 ? (size_t)sz : 16384;
-	struct passwd *res = NULL;
-	char *buf;
-	int rc;
-
-	for (;;) {
-		buf = realloc(t->pwbuf, len);
-		if (!buf)
-			return -ENOMEM;
-		t->pwbuf = buf;
-		if (by_name)
-			rc = getpwnam_r(name, &t->pw, buf, len, &res);
-		else
-			rc = getpwuid_r(uid, &t->pw, buf, len, &res);
-		if (rc == ERANGE && len < (1u << 20)) {
-			len *= 2;
-			continue;
-		}
-		if (rc == EINTR)
-			continue;
-		break;
-	}
-	/* "Not found" comes back as 0 or as one of these. */
-	if (!res && (rc == 0 || rc == ENOENT || rc == ESRCH || rc == EBADF ||
-		     rc == EPERM))
-		return -ENOENT;
-	if (!res)
-		return -rc;
-	t->found = true;
-	return 0;
-}
-
-static int load_groups(struct target *t)
-{
-	int n = 16;
-	gid_t *g;
-
-	for (;;) {
-		int want = n;
-
-		g = realloc(t->groups, (size_t)n * sizeof(*g));
-		if (!g)
-			return -ENOMEM;
-		t->groups = g;
-		if (getgrouplist(t->pw.pw_name, t->pw.pw_gid, g, &n) >= 0)
-			break;
-		/* n now holds the count needed */
-		if (n <= want)
-			n = want * 2;
-		if (n > 65536)
-			return -E2BIG;
-	}
-	t->ngroups = (size_t)n;
-	return 0;
-}
-
-static int resolve_user(const struct cw_sandbox *sb, struct target *t,
-			struct cw_error *err)
-{
-	const char *name = sb->user && sb->user[0] ? sb->user : "user";
-	uid_t self = geteuid();
-	int rc;
-
-	if (self != 0) {
-		/* Without privileges the command can only run as the agent. */
-		if (sb->user_explicit) {
-			rc = lookup_pw(true, name, 0, t);
-			if (rc == -ENOENT) {
-				cw_error_set(err, "user \"%s\" does not exist",
-					     name);
-				return rc;
-			}
-			if (rc < 0) {
-				cw_error_set(err, "looking up user \"%s\" "
-					     "failed", name);
-				return rc;
-			}
-			if (t->pw.pw_uid != self) {
-				cw_error_set(err, "cannot run as user \"%s\": "
-					     "the agent runs as uid %u, not "
-					     "root", name, (unsigned)self);
-				return -EPERM;
-			}
-		} else {
-			rc = lookup_pw(false, NULL, self, t);
-			if (rc < 0 && rc != -ENOENT) {
-				cw_error_set(err, "looking up uid %u failed",
-					     (unsigned)self);
-				return rc;
-			}
-		}
-		t->uid = self;
-		t->gid = getegid();
-		t->change_ids = false;
-		goto names;
-	}
-
-	rc = lookup_pw(true, name, 0, t);
-	if (rc == -ENOENT && !sb->user_explicit) {
-		name = "nobody";
-		rc = lookup_pw(true, name, 0, t);
-		if (rc == -ENOENT) {
-			cw_error_set(err, "neither user \"%s\" nor \"nobody\" "
-				     "exists", sb->user ? sb->user : "user");
-			return rc;
-		}
-	}
-	if (rc == -ENOENT) {
-		cw_error_set(err, "user \"%s\" does not exist", name);
-		return rc;
-	}
-	if (rc < 0) {
-		cw_error_set(err, "looking up user \"%s\" failed", name);
-		return rc;
-	}
-	if (t->pw.pw_uid == 0 && !sb->user_explicit) {
-		cw_error_set(err, "user \"%s\" is uid 0: commands run as root "
-			     "only when the policy names that user", name);
-		return -EPERM;
-	}
-	rc = load_groups(t);
-	if (rc < 0) {
-		cw_error_set(err, "supplementary groups of \"%s\": %s", name,
-			     rc == -ENOMEM ? "out of memory" : "too many");
-		return rc;
-	}
-	t->uid = t->pw.pw_uid;
-	t->gid = t->pw.pw_gid;
-	t->change_ids = true;
-names:
-	if (t->found) {
-		t->user = t->pw.pw_name;
-		t->home = t->pw.pw_dir && t->pw.pw_dir[0] ? t->pw.pw_dir : "/";
-		t->login_shell = t->pw.pw_shell && t->pw.pw_shell[0] ?
-				 t->pw.pw_shell : NULL;
-	} else {
-		snprintf(t->uidname, sizeof(t->uidname), "%u",
-			 (unsigned)t->uid);
-		t->user = t->uidname;
-		t->home = "/";
-		t->login_shell = NULL;
-	}
-	return 0;
-}
-
-/* What a lookup in the child sends back: the result of resolve_user. */
-struct resolved {
-	int rc;
-	struct cw_error err;
-	uid_t uid;
-	gid_t gid;
-	bool change_ids;
-	bool has_shell;
-	char user[256];
-	char home[PATH_MAX];
-	char shell[PATH_MAX];
-	uint32_t ngroups;
-	/* then ngroups gid_t */
-};
-
-static void __attribute__((noreturn))
-resolve_child(const struct cw_sandbox *sb, int fd)
-{
-	struct resolved *res = calloc(1, sizeof(*res));
-	struct target t;
-
-	if (!res)
-		_exit(1);
-	memset(&t, 0, sizeof(t));
-	res->rc = resolve_user(sb, &t, &res->err);
-	if (res->rc == 0) {
-		res->uid = t.uid;
-		res->gid = t.gid;
-		res->change_ids = t.change_ids;
-		res->has_shell = t.login_shell != NULL;
-		res->ngroups = (uint32_t)t.ngroups;
-		if (strlen(t.user) >= sizeof(res->user) ||
-		    strlen(t.home) >= sizeof(res->home) ||
-		    (t.login_shell &&
-		     strlen(t.login_shell) >= sizeof(res->shell))) {
-			res->rc = -ENAMETOOLONG;
-			cw_error_set(&res->err, "the name, home or shell of "
-				     "user \"%s\" is too long", t.user);
-		} else {
-			strcpy(res->user, t.user);
-			strcpy(res->home, t.home);
-			strcpy(res->shell, t.login_shell ? t.login_shell : "");
-		}
-	}
-	if (res->rc < 0)
-		res->ngroups = 0;
-	_exit(cw_write_all(fd, res, sizeof(*res)) < 0 ||
-	      cw_write_all(fd, t.groups, res->ngroups * sizeof(gid_t)) < 0);
-}
-
-/*
- * resolve_user in a short-lived child. NSS loads the modules nsswitch.conf
- * names (libnss_systemd on Debian, about 0.3 MiB) into the process that
- * asks and never unloads them, for lookups the cache below then answers;
- * in a child they never reach the agent. glibc resets its malloc, loader
- * and NSS locks in a forked child, so the lookup is safe there although
- * the agent has threads; signals stay blocked, so no agent handler runs in
- * the child. Without a child, the lookup runs here.
- */
-static int resolve_user_isolated(const struct cw_sandbox *sb,
-				 struct target *t, struct cw_error *err)
-{
-	struct resolved *res;
-	sigset_t all, old;
-	int fds[2], status, rc;
-	pid_t pid;
-
-	res = calloc(1, sizeof(*res));
-	if (!res || pipe2(fds, O_CLOEXEC) < 0) {
-		free(res);
-		return resolve_user(sb, t, err);
-	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = fork();
-	if (pid == 0)
-		resolve_child(sb, fds[1]);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	close(fds[1]);
-	if (pid < 0) {
-		close(fds[0]);
-		free(res);
-		return resolve_user(sb, t, err);
-	}
-	rc = cw_read_all(fds[0], res, sizeof(*res));
-	if (rc == 0 && res->rc == 0 && res->ngroups > 65536)
-		rc = -EIO;
-	if (rc == 0 && res->rc == 0 && res->ngroups) {
-		t->groups = malloc(res->ngroups * sizeof(gid_t));
-		rc = t->groups ? cw_read_all(fds[0], t->groups,
-					     res->ngroups * sizeof(gid_t)) :
-				 -ENOMEM;
-	}
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (rc == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
-		rc = -EIO;
-	if (rc < 0) {
-		cw_error_set(err, "looking up the user in a child process "
-			     "failed");
-	} else if (res->rc < 0) {
-		rc = res->rc;
-		if (err)
-			*err = res->err;
-	} else {
-		t->ngroups = res->ngroups;
-		t->uid = res->uid;
-		t->gid = res->gid;
-		t->change_ids = res->change_ids;
-		memcpy(t->cuser, res->user, sizeof(t->cuser));
-		memcpy(t->chome, res->home, sizeof(t->chome));
-		memcpy(t->cshell, res->shell, sizeof(t->cshell));
-		t->user = t->cuser;
-		t->home = t->chome;
-		t->login_shell = res->has_shell ? t->cshell : NULL;
-	}
-	free(res);
-	return rc;
-}
-
-/*
- * Account lookups go through NSS and cost about 100 us a call, a large part
- * of a short command's overhead. The last resolution is reused while the
- * request is the same and /etc/passwd and /etc/group are unchanged (same
- * inode, size and change time); failures are never cached.
- */
-struct id_cache {
-	pthread_mutex_t lock;
-	bool valid;
-	char name[256];
-	bool explicit_user;
-	uid_t euid;
-	struct stat passwd, group;
-	uid_t uid;
-	gid_t gid;
-	gid_t *groups;
-	size_t ngroups;
-	bool change_ids;
-	char user[256];
-	char home[PATH_MAX];
-	char shell[PATH_MAX];
-	bool has_shell;
-};
-
-static struct id_cache idc = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-static bool same_file(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-	       a->st_size == b->st_size &&
-	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
-	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-	       a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
-	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
-
-static int resolve_user_cached(const struct cw_sandbox *sb, struct target *t,
-			       struct cw_error *err)
-{
-	const char *name = sb->user && sb->user[0] ? sb->user : "user";
-	struct stat pw, gr;
-	bool files = stat("/etc/passwd", &pw) == 0 &&
-		     stat("/etc/group", &gr) == 0 && strlen(name) < 256;
-	uid_t euid = geteuid();
-	gid_t *g;
-	int rc;
-
-	pthread_mutex_lock(&idc.lock);
-	if (files && idc.valid && idc.euid == euid &&
-	    idc.explicit_user == sb->user_explicit &&
-	    strcmp(idc.name, name) == 0 && same_file(&idc.passwd, &pw) &&
-	    same_file(&idc.group, &gr)) {
-		g = idc.ngroups ? malloc(idc.ngroups * sizeof(*g)) : NULL;
-		if (!idc.ngroups || g) {
-			if (g)
-				memcpy(g, idc.groups, idc.ngroups * sizeof(*g));
-			t->groups = g;
-			t->ngroups = idc.ngroups;
-			t->uid = idc.uid;
-			t->gid = idc.gid;
-			t->change_ids = idc.change_ids;
-			memcpy(t->cuser, idc.user, sizeof(t->cuser));
-			memcpy(t->chome, idc.home, sizeof(t->chome));
-			memcpy(t->cshell, idc.shell, sizeof(t->cshell));
-			t->user = t->cuser;
-			t->home = t->chome;
-			t->login_shell = idc.has_shell ? t->cshell : NULL;
-			pthread_mutex_unlock(&idc.lock);
-			return 0;
-		}
-	}
-	pthread_mutex_unlock(&idc.lock);
-
-	rc = resolve_user_isolated(sb, t, err);
-	if (rc < 0 || !files)
-		return rc;
-	g = t->ngroups ? malloc(t->ngroups * sizeof(*g)) : NULL;
-	if (t->ngroups && !g)
-		return 0; /* no cache this time; the lookup itself worked */
-	if (g)
-		memcpy(g, t->groups, t->ngroups * sizeof(*g));
-	pthread_mutex_lock(&idc.lock);
-	free(idc.groups);
-	idc.groups = g;
-	idc.ngroups = t->ngroups;
-	idc.uid = t->uid;
-	idc.gid = t->gid;
-	idc.change_ids = t->change_ids;
-	idc.euid = euid;
-	idc.explicit_user = sb->user_explicit;
-	idc.passwd = pw;
-	idc.group = gr;
-	snprintf(idc.name, sizeof(idc.name), "%s", name);
-	snprintf(idc.user, sizeof(idc.user), "%s", t->user);
-	snprintf(idc.home, sizeof(idc.home), "%s", t->home);
-	idc.has_shell = t->login_shell != NULL;
-	snprintf(idc.shell, sizeof(idc.shell), "%s",
-		 t->login_shell ? t->login_shell : "");
-	idc.valid = true;
-	pthread_mutex_unlock(&idc.lock);
-	return 0;
-}
-
-static void target_free(struct target *t)
-{
-	free(t->groups);
-	free(t->pwbuf);
-}
-
 static bool is_dir(const char *path)
 {
 	struct stat st;
@@ -773,7 +380,7 @@ static bool is_dir(const char *path)
 }
 
 static const char *resolve_cwd(const struct cw_spawn_opts *o,
-			       const struct target *t)
+			       const struct cw_user *t)
 {
 	const struct cw_sandbox *sb = o->sb;
 
@@ -842,7 +449,7 @@ static bool valid_key(const char *k, size_t len)
 
 /* Only the policy's pass list, the user's identity, the policy's set list
  * and the call's extra entries; later wins. */
-static int build_env(const struct cw_spawn_opts *o, const struct target *t,
+static int build_env(const struct cw_spawn_opts *o, const struct cw_user *t,
 		     struct envv *e, struct cw_error *err)
 {
 	const struct cw_sandbox *sb = o->sb;
@@ -1528,16 +1135,91 @@ static ssize_t recv_report(int fd, struct child_report *rep, int *lfd)
 	return got;
 }
 
+/* What the child needs from the call's options and the account; the
+ * descriptors are the caller's to add. */
+static void plan_fill(struct plan *pl, const struct cw_spawn_opts *o,
+		      const struct cw_user *t, char **envp, const char **argv)
+{
+	struct rlimit nofile;
+
+	pl->shell = o->sb->shell;
+	pl->argv = (char *const *)argv;
+	pl->envp = envp;
+	pl->cwd = resolve_cwd(o, t);
+	pl->change_ids = t->change_ids;
+	pl->uid = t->uid;
+	pl->gid = t->gid;
+	pl->groups = t->groups;
+	pl->ngroups = t->ngroups;
+	plan_limits(pl, o, t->uid);
+	pl->maxfd = getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+		    nofile.rlim_cur != RLIM_INFINITY &&
+		    nofile.rlim_cur < INT_MAX ? (int)nofile.rlim_cur :
+						FALLBACK_MAXFD;
+	pl->ppid = getpid();
+	pl->seccomp = o->seccomp;
+	pl->seccomp_listen = o->on_seccomp && cw_seccomp_can_notify(o->seccomp);
+	pl->landlock = o->landlock;
+	pl->fd_landlock = o->landlock ? cw_landlock_fd(o->landlock) : -1;
+	pl->join = o->join_fds;
+	pl->njoin = o->njoin;
+	pl->join_v2 = -1;
+}
+
+/*
+ * Waits on the report socket rfd until the child's execve: EOF (execve
+ * closed the socket) means it runs. A report means the launch failed: the
+ * child is reaped and err tells the step. The seccomp listener may come
+ * first, into *lis. 0 or -errno.
+ */
+static int await_exec(int rfd, pid_t pid, const struct plan *pl,
+		      struct cw_seccomp_listener **lis, struct cw_error *err)
+{
+	struct child_report rep;
+	int status;
+	ssize_t got;
+
+	for (;;) {
+		int lfd = -1;
+
+		memset(&rep, 0, sizeof(rep));
+		got = recv_report(rfd, &rep, &lfd);
+		if (got == (ssize_t)sizeof(rep) && rep.step == STEP_LISTENER &&
+		    lfd >= 0 && !*lis) {
+			*lis = cw_seccomp_listener_new(lfd);
+			if (!*lis) {
+				/* Nobody could answer its denials. */
+				close(lfd);
+				kill(pid, SIGKILL);
+				rep.step = STEP_SECCOMP;
+				rep.err = ENOMEM;
+				break;
+			}
+			continue;
+		}
+		if (lfd >= 0)
+			close(lfd);
+		break;
+	}
+	if (got == 0)
+		return 0;
+	waitpid_eintr(pid, &status, 0);
+	if (got == (ssize_t)sizeof(rep) && rep.err > 0) {
+		report_error(&rep, pl, err);
+		return -rep.err;
+	}
+	cw_error_set(err, "launch failed: unreadable report from the child");
+	return -EIO;
+}
+
 int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 		 struct cw_error *err)
 {
 	struct cw_seccomp_listener *lis = NULL;
-	struct target t;
+	struct cw_user t;
 	struct envv env = { 0 };
 	struct plan pl;
 	struct stream s[2];
-	struct child_report rep;
-	struct rlimit nofile;
 	sigset_t all, old;
 	int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, rp[2] = { -1, -1 };
 	int devnull = -1, v2procs = -1, rc, i;
@@ -1546,7 +1228,6 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	const char *argv[4];
 	char eb[128];
 	size_t max;
-	ssize_t got;
 	pid_t pid;
 
 	memset(&t, 0, sizeof(t));
@@ -1562,7 +1243,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	}
 	sb = o->sb;
 
-	rc = resolve_user_cached(sb, &t, err);
+	rc = cw_user_resolve(sb, &t, err);
 	if (rc < 0)
 		goto out;
 	rc = build_env(o, &t, &env, err);
@@ -1597,31 +1278,11 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	argv[1] = "-c";
 	argv[2] = o->command;
 	argv[3] = NULL;
-	pl.shell = sb->shell;
-	pl.argv = (char *const *)argv;
-	pl.envp = env.v;
-	pl.cwd = resolve_cwd(o, &t);
-	pl.change_ids = t.change_ids;
-	pl.uid = t.uid;
-	pl.gid = t.gid;
-	pl.groups = t.groups;
-	pl.ngroups = t.ngroups;
-	plan_limits(&pl, o, t.uid);
+	plan_fill(&pl, o, &t, env.v, argv);
 	pl.fd_in = devnull;
 	pl.fd_out = out[1];
 	pl.fd_err = errp[1];
 	pl.fd_report = rp[1];
-	pl.maxfd = getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
-		   nofile.rlim_cur != RLIM_INFINITY &&
-		   nofile.rlim_cur < INT_MAX ? (int)nofile.rlim_cur : 65536;
-	pl.ppid = getpid();
-	pl.seccomp = o->seccomp;
-	pl.seccomp_listen = o->on_seccomp && cw_seccomp_can_notify(o->seccomp);
-	pl.landlock = o->landlock;
-	pl.fd_landlock = o->landlock ? cw_landlock_fd(o->landlock) : -1;
-	pl.join = o->join_fds;
-	pl.njoin = o->njoin;
-	pl.join_v2 = -1;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -1641,44 +1302,9 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	close_fd(&errp[1]);
 	close_fd(&rp[1]);
 
-	/* EOF: execve closed the socket. A report: the launch failed. The
-	 * seccomp listener may come first. */
-	for (;;) {
-		int lfd = -1;
-
-		memset(&rep, 0, sizeof(rep));
-		got = recv_report(rp[0], &rep, &lfd);
-		if (got == (ssize_t)sizeof(rep) && rep.step == STEP_LISTENER &&
-		    lfd >= 0 && !lis) {
-			lis = cw_seccomp_listener_new(lfd);
-			if (!lis) {
-				/* Nobody could answer its denials. */
-				close(lfd);
-				kill(pid, SIGKILL);
-				rep.step = STEP_SECCOMP;
-				rep.err = ENOMEM;
-				break;
-			}
-			continue;
-		}
-		if (lfd >= 0)
-			close(lfd);
-		break;
-	}
-	if (got != 0) {
-		int status;
-
-		waitpid_eintr(pid, &status, 0);
-		if (got == (ssize_t)sizeof(rep) && rep.err > 0) {
-			report_error(&rep, &pl, err);
-			rc = -rep.err;
-		} else {
-			cw_error_set(err, "launch failed: unreadable report "
-				     "from the child");
-			rc = -EIO;
-		}
+	rc = await_exec(rp[0], pid, &pl, &lis, err);
+	if (rc < 0)
 		goto out;
-	}
 	close_fd(&rp[0]);
 
 	r->pid = pid;
@@ -1714,7 +1340,7 @@ out:
 	cw_buf_free(&s[1].buf);
 	cw_buf_free(&s[0].buf);
 	env_free(&env);
-	target_free(&t);
+	cw_user_free(&t);
 	return rc;
 }
 
