@@ -64,6 +64,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -77,6 +78,7 @@
 #include <unistd.h>
 
 #include "kernel/cgroup.h"
+#include "kernel/mountinfo.h"
 
 #define NHIER		3
 #define HF_V2		0x1u
@@ -410,96 +412,30 @@ static char *join(const char *a, const char *b)
 	return s;
 }
 
-/* Undoes mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape(char *s)
-{
-	char *d = s;
-
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
-				      (s[3] - '0'));
-			s += 4;
-		} else {
-			*d++ = *s++;
-		}
-	}
-	*d = '\0';
-}
-
-static bool has_token(const char *list, const char *tok)
-{
-	size_t n = strlen(tok);
-	const char *p = list;
-
-	while ((p = strstr(p, tok))) {
-		if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
-			return true;
-		p += n;
-	}
-	return false;
-}
-
 /*
  * The directory of cgroup rel in the hierarchy h->flags names: the first
  * mount of that hierarchy whose root contains rel.
  */
 static int find_mount(struct hier *h)
 {
-	char *line = NULL, *f[64], *save, *tok, *sub;
-	size_t cap = 0, n, sep, rlen;
-	int ret = -ENOENT;
-	FILE *fp;
+	char dir[PATH_MAX];
+	int ret;
 
-	fp = fopen("/proc/self/mountinfo", "re");
-	if (!fp)
-		return -errno;
-	while (ret == -ENOENT && getline(&line, &cap, fp) > 0) {
-		line[strcspn(line, "\n")] = '\0';
-		n = 0;
-		save = NULL;
-		for (tok = strtok_r(line, " ", &save); tok && n < 64;
-		     tok = strtok_r(NULL, " ", &save))
-			f[n++] = tok;
-		for (sep = 6; sep < n && strcmp(f[sep], "-"); sep++)
-			;
-		if (n < 7 || sep + 3 > n)
-			continue;
-		if (h->flags & HF_V2) {
-			if (strcmp(f[sep + 1], "cgroup2"))
-				continue;
-		} else {
-			if (strcmp(f[sep + 1], "cgroup") ||
-			    !has_token(f[sep + 3], (h->flags & HF_MEMORY) ?
-							   "memory" : "pids"))
-				continue;
-		}
-		unescape(f[3]);
-		unescape(f[4]);
-		rlen = strlen(f[3]);
-		if (!strcmp(f[3], "/"))
-			sub = h->rel;
-		else if (!strncmp(h->rel, f[3], rlen) &&
-			 (h->rel[rlen] == '/' || !h->rel[rlen]))
-			sub = h->rel + rlen;
-		else
-			continue;
-		if (!*sub || !strcmp(sub, "/"))
-			h->own = strdup(f[4]);
-		else if (asprintf(&h->own, "%s%s", f[4], sub) < 0)
-			h->own = NULL;
-		ret = h->own ? 0 : -ENOMEM;
-	}
-	free(line);
-	fclose(fp);
-	return ret;
+	ret = cw_mountinfo_find((h->flags & HF_V2) ? "cgroup2" : "cgroup",
+				(h->flags & HF_V2) ? NULL :
+				(h->flags & HF_MEMORY) ? "memory" : "pids",
+				h->rel, dir, sizeof(dir), NULL, 0);
+	if (ret)
+		return ret == -EXDEV ? -ENOENT : ret;
+	h->own = strdup(dir);
+	return h->own ? 0 : -ENOMEM;
 }
 
 /* Reads /proc/self/cgroup: the v2 entry and the v1 memory/pids entries. */
 static int find_hierarchies(struct hier *h, size_t *nh)
 {
-	char *line = NULL, *ctl, *path, *tok, *save;
+	struct cw_cgroup_line cl;
+	char *line = NULL;
 	unsigned int flags;
 	size_t cap = 0, k = 0;
 	int ret = 0;
@@ -509,30 +445,21 @@ static int find_hierarchies(struct hier *h, size_t *nh)
 	if (!fp)
 		return -errno;
 	while (getline(&line, &cap, fp) > 0 && k < NHIER) {
-		line[strcspn(line, "\n")] = '\0';
-		ctl = strchr(line, ':');
-		path = ctl ? strchr(ctl + 1, ':') : NULL;
-		if (!path)
+		if (!cw_mountinfo_cgroup_line(line, &cl))
 			continue;
-		*ctl++ = '\0';
-		*path++ = '\0';
 		flags = 0;
-		if (!strcmp(line, "0") && !*ctl) {
+		if (cw_mountinfo_cgroup_is_v2(&cl)) {
 			flags = HF_V2;
 		} else {
-			save = NULL;
-			for (tok = strtok_r(ctl, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				if (!strcmp(tok, "memory"))
-					flags |= HF_MEMORY;
-				else if (!strcmp(tok, "pids"))
-					flags |= HF_PIDS;
-			}
+			if (cw_mountinfo_has(cl.controllers, "memory", ","))
+				flags |= HF_MEMORY;
+			if (cw_mountinfo_has(cl.controllers, "pids", ","))
+				flags |= HF_PIDS;
 		}
 		if (!flags)
 			continue;
 		h[k].flags = flags;
-		h[k].rel = strdup(path);
+		h[k].rel = strdup(cl.path);
 		if (!h[k].rel) {
 			ret = -ENOMEM;
 			break;
@@ -745,7 +672,8 @@ fail:
 /* Is pid in cgroup rel (or below) of the hierarchy h? */
 static bool pid_in(pid_t pid, const struct hier *h, const char *rel)
 {
-	char path[64], *line, *ctl, *p, *save = NULL;
+	char path[64], *line, *p, *save = NULL;
+	struct cw_cgroup_line cl;
 	struct cw_buf b = { 0 };
 	size_t rlen = strlen(rel);
 	bool in = false;
@@ -755,19 +683,18 @@ static bool pid_in(pid_t pid, const struct hier *h, const char *rel)
 		goto out;
 	for (line = strtok_r(b.data, "\n", &save); line && !in;
 	     line = strtok_r(NULL, "\n", &save)) {
-		ctl = strchr(line, ':');
-		p = ctl ? strchr(ctl + 1, ':') : NULL;
-		if (!p)
+		if (!cw_mountinfo_cgroup_line(line, &cl))
 			continue;
-		*ctl++ = '\0';
-		*p++ = '\0';
 		if (h->flags & HF_V2) {
-			if (strcmp(line, "0") || *ctl)
+			if (!cw_mountinfo_cgroup_is_v2(&cl))
 				continue;
-		} else if (!has_token(ctl, (h->flags & HF_MEMORY) ? "memory" :
-								     "pids")) {
+		} else if (!cw_mountinfo_has(cl.controllers,
+					     (h->flags & HF_MEMORY) ? "memory" :
+								      "pids",
+					     ",")) {
 			continue;
 		}
+		p = cl.path;
 		in = !strncmp(p, rel, rlen) && (!p[rlen] || p[rlen] == '/');
 	}
 out:

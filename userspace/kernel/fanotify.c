@@ -28,12 +28,15 @@
 #include <unistd.h>
 
 #include "kernel/fanotify.h"
+#include "kernel/mountinfo.h"
 
 #define MARK_MASK (FAN_OPEN_EXEC_PERM | FAN_OPEN | FAN_MODIFY | FAN_CLOSE_WRITE)
 /* Each event of a read comes with a new descriptor: a small buffer keeps
  * that number low. */
 #define READ_BUF 4096
 #define PID_SLOTS 4096
+/* Distinct filesystems marked at the most. */
+#define MAX_FILESYSTEMS 256
 
 struct pid_slot {
 	pid_t pid;
@@ -66,26 +69,21 @@ static bool pseudo_fs(const char *type)
 /* Marks each filesystem once; the number marked, or -errno. */
 static int mark_all(int fd, struct cw_error *err)
 {
-	char line[4096], mnt[PATH_MAX], type[64];
-	dev_t seen[256];
+	dev_t seen[MAX_FILESYSTEMS];
 	size_t nseen = 0, i;
 	int marked = 0, first_err = 0;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
+	const struct cw_mount *m;
+	struct cw_mountinfo *mi = cw_mountinfo_open();
 
-	if (!f) {
-		cw_error_set(err, "fanotify: /proc/self/mountinfo: %s",
+	if (!mi) {
+		cw_error_set(err, "fanotify: " CW_MOUNTINFO_PATH ": %s",
 			     strerror(errno));
 		return -errno;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	while ((m = cw_mountinfo_next(mi))) {
 		struct stat st;
-		char *sep = strstr(line, " - ");
 
-		/* id parent major:minor root mount-point ... - type source */
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
-		    sscanf(sep + 3, "%63s", type) != 1 || pseudo_fs(type))
-			continue;
-		if (stat(mnt, &st))
+		if (pseudo_fs(m->fstype) || stat(m->point, &st))
 			continue;
 		for (i = 0; i < nseen && seen[i] != st.st_dev; i++)
 			;
@@ -93,17 +91,18 @@ static int mark_all(int fd, struct cw_error *err)
 			continue;
 		seen[nseen++] = st.st_dev;
 		if (fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
-				  MARK_MASK, AT_FDCWD, mnt)) {
+				  MARK_MASK, AT_FDCWD, m->point)) {
 			if (!first_err) {
 				first_err = errno;
 				cw_error_set(err, "fanotify: marking %s (%s): %s",
-					     mnt, type, strerror(errno));
+					     m->point, m->fstype,
+					     strerror(errno));
 			}
 			continue;
 		}
 		marked++;
 	}
-	fclose(f);
+	cw_mountinfo_close(mi);
 	return marked ? marked : -(first_err ? first_err : ENOENT);
 }
 

@@ -37,6 +37,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "kernel/mountinfo.h"
 #include "kernel/probe.h"
 #include "lib/util.h"
 
@@ -196,129 +197,8 @@ out:
 	return err;
 }
 
-/* Whether word occurs in list as a whole item (items split by any of sep). */
-static bool list_has(const char *list, const char *word, const char *sep)
-{
-	size_t wl = strlen(word);
-	const char *s = list;
-
-	while (*s) {
-		size_t n = strcspn(s, sep);
-
-		if (n == wl && !strncmp(s, word, wl))
-			return true;
-		s += n;
-		s += strspn(s, sep);
-	}
-	return false;
-}
-
 /* ------------------------------------------------------------------ */
-/* mountinfo and /proc/self/cgroup                                     */
-
-struct mnt {
-	char *root;	/* the part of the filesystem mounted */
-	char *point;
-	char *fstype;
-	char *super;	/* superblock options */
-};
-
-/* Undoes mountinfo's octal escapes (\040 for space) in place. */
-static void unescape(char *s)
-{
-	char *d = s;
-
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-				      (s[3] - '0'));
-			s += 4;
-		} else {
-			*d++ = *s++;
-		}
-	}
-	*d = '\0';
-}
-
-static bool mnt_parse(char *line, struct mnt *m)
-{
-	char *f[6], *save = NULL, *tok;
-	int i = 0;
-
-	for (tok = strtok_r(line, " \n", &save); tok && i < 6;
-	     tok = strtok_r(NULL, " \n", &save))
-		f[i++] = tok;
-	if (i < 6)
-		return false;
-	/* Optional fields run up to the lone "-". */
-	while (tok && strcmp(tok, "-"))
-		tok = strtok_r(NULL, " \n", &save);
-	if (!tok)
-		return false;
-	m->fstype = strtok_r(NULL, " \n", &save);
-	if (!m->fstype || !strtok_r(NULL, " \n", &save))
-		return false;
-	m->super = strtok_r(NULL, " \n", &save);
-	if (!m->super)
-		m->super = "";
-	m->root = f[3];
-	m->point = f[4];
-	unescape(m->root);
-	unescape(m->point);
-	return true;
-}
-
-/*
- * Finds a mount of fstype (whose superblock options include opt, if given).
- * With cgpath, the mount must show that cgroup path and dir receives the
- * directory of it; without, dir receives the mount point. The mount point
- * goes to point when given. 0, -ENOENT (no such mount) or -EXDEV (mounted,
- * but our cgroup lies outside the mounted part).
- */
-static int find_mount(const char *fstype, const char *opt, const char *cgpath,
-		      char *dir, size_t len, char *point, size_t plen)
-{
-	char *line = NULL;
-	size_t cap = 0;
-	int err = -ENOENT;
-	FILE *f;
-
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		const char *rel = "";
-		struct mnt m;
-		size_t rl;
-
-		if (!mnt_parse(line, &m) || strcmp(m.fstype, fstype))
-			continue;
-		if (opt && !list_has(m.super, opt, ","))
-			continue;
-		if (cgpath) {
-			rl = strcmp(m.root, "/") ? strlen(m.root) : 0;
-			if (strncmp(cgpath, m.root, rl) ||
-			    (cgpath[rl] != '/' && cgpath[rl] != '\0')) {
-				err = -EXDEV;
-				continue;
-			}
-			rel = strcmp(cgpath + rl, "/") ? cgpath + rl : "";
-		}
-		if (*rel)
-			snprintf(dir, len, "%s%s",
-				 strcmp(m.point, "/") ? m.point : "", rel);
-		else
-			snprintf(dir, len, "%s", m.point);
-		if (point)
-			snprintf(point, plen, "%s", m.point);
-		err = 0;
-		break;
-	}
-	free(line);
-	fclose(f);
-	return err;
-}
+/* /proc/self/cgroup                                                   */
 
 /*
  * Our path in a hierarchy from /proc/self/cgroup: the v2 one when
@@ -336,21 +216,15 @@ static int own_cgroup(const char *controller, char *path, size_t len)
 	if (!f)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		char *ctrls, *p;
+		struct cw_cgroup_line cl;
 
-		line[strcspn(line, "\n")] = '\0';
-		ctrls = strchr(line, ':');
-		if (!ctrls)
+		if (!cw_mountinfo_cgroup_line(line, &cl))
 			continue;
-		*ctrls++ = '\0';
-		p = strchr(ctrls, ':');
-		if (!p)
+		if (controller ?
+			    !cw_mountinfo_has(cl.controllers, controller, ",") :
+			    !cw_mountinfo_cgroup_is_v2(&cl))
 			continue;
-		*p++ = '\0';
-		if (controller ? !list_has(ctrls, controller, ",") :
-				 strcmp(line, "0") || *ctrls)
-			continue;
-		snprintf(path, len, "%s", p);
+		snprintf(path, len, "%s", cl.path);
 		err = 0;
 		break;
 	}
@@ -537,8 +411,9 @@ static void probe_cgroup2(struct probe_ctx *c)
 				    "/proc/self/cgroup");
 		return;
 	}
-	err = find_mount("cgroup2", NULL, own, dir, sizeof(dir),
-			 c->p->cgroup2_mount, sizeof(c->p->cgroup2_mount));
+	err = cw_mountinfo_find("cgroup2", NULL, own, dir, sizeof(dir),
+				c->p->cgroup2_mount,
+				sizeof(c->p->cgroup2_mount));
 	if (err == -ENOENT) {
 		item_set(it, false, "cgroup2 is not mounted (no cgroup2 entry "
 				    "in /proc/self/mountinfo)");
@@ -582,11 +457,13 @@ static void probe_cgroup_v1(struct probe_ctx *c, enum cw_feature f,
 	if (err) {
 		item_set(it, false, "no v1 hierarchy with the %s controller "
 				    "in /proc/self/cgroup%s", controller,
-			 list_has(c->p->cgroup2_controllers, controller, " ") ?
+			 cw_mountinfo_has(c->p->cgroup2_controllers,
+					  controller, " ") ?
 				 " (cgroup v2 has it)" : "");
 		return;
 	}
-	err = find_mount("cgroup", controller, own, dir, sizeof(dir), NULL, 0);
+	err = cw_mountinfo_find("cgroup", controller, own, dir, sizeof(dir),
+				NULL, 0);
 	if (err == -ENOENT) {
 		item_set(it, false, "the v1 %s hierarchy is not mounted",
 			 controller);
@@ -885,10 +762,11 @@ static int classic_tracepoint(const struct probe_ctx *c, char *why, size_t len)
 	struct perf_event_attr attr = { 0 };
 	int err, pfd = -1, fd = -1;
 
-	err = find_mount("tracefs", NULL, NULL, base, sizeof(base), NULL, 0);
+	err = cw_mountinfo_find("tracefs", NULL, NULL, base, sizeof(base),
+				NULL, 0);
 	if (err == -ENOENT) {
-		err = find_mount("debugfs", NULL, NULL, path, sizeof(path),
-				 NULL, 0);
+		err = cw_mountinfo_find("debugfs", NULL, NULL, path,
+					sizeof(path), NULL, 0);
 		if (!err)
 			snprintf(base, sizeof(base), "%s/tracing", path);
 	}
@@ -996,7 +874,8 @@ static int read_lsm_list(char *buf, size_t len)
 	char base[PATH_MAX], path[PATH_MAX + 8];
 	int err;
 
-	err = find_mount("securityfs", NULL, NULL, base, sizeof(base), NULL, 0);
+	err = cw_mountinfo_find("securityfs", NULL, NULL, base, sizeof(base),
+				NULL, 0);
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "%s/lsm", base);
@@ -1049,7 +928,7 @@ static void probe_bpf_lsm(struct probe_ctx *c)
 	bool listed;
 
 	err = read_lsm_list(lsm, sizeof(lsm));
-	listed = !err && list_has(lsm, "bpf", ",");
+	listed = !err && cw_mountinfo_has(lsm, "bpf", ",");
 	if (!err && !listed) {
 		item_set(it, false, "bpf is not in the active LSM list (%s); "
 				    "it needs lsm=...,bpf on the kernel "
