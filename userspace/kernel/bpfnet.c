@@ -14,7 +14,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 #include <bpf/libbpf.h>
 
 #include "kernel/bpfnet.h"
+#include "kernel/libbpf.h"
 #include "bpf/net.h"
 #include "bpf/net.skel.h"
 
@@ -81,91 +81,6 @@ struct nrule {
 struct range {
 	uint16_t lo, hi;
 };
-
-/*
- * libbpf output while opening: kept, not printed, so the error can name
- * the program that failed and the verifier's last word. Per thread, since
- * libbpf calls back in the thread that loads.
- */
-static __thread struct {
-	bool in_log;
-	char line[256];		/* last line outside a verifier log */
-	char prog[256];		/* first failure line naming a program */
-	char vlast[256];	/* last telling line of the current log */
-	char verifier[256];	/* ... of the last complete log */
-} lbuf;
-
-static void copy_line(char *dst, size_t len, const char *src)
-{
-	if (!strncmp(src, "libbpf: ", 8))
-		src += 8;
-	snprintf(dst, len, "%s", src);
-}
-
-static int collect(enum libbpf_print_level level, const char *fmt,
-		   va_list ap)
-{
-	char *buf = NULL, *line, *save = NULL;
-
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	if (vasprintf(&buf, fmt, ap) < 0)
-		return 0;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *end = strstr(line, "-- END PROG LOAD LOG --");
-
-		if (strstr(line, "-- BEGIN PROG LOAD LOG --")) {
-			lbuf.in_log = true;
-			lbuf.vlast[0] = '\0';
-		} else if (end) {
-			/* A log without a final newline ends on this line. */
-			*end = '\0';
-			if (lbuf.in_log && *line)
-				copy_line(lbuf.vlast, sizeof(lbuf.vlast), line);
-			lbuf.in_log = false;
-			snprintf(lbuf.verifier, sizeof(lbuf.verifier), "%s",
-				 lbuf.vlast);
-		} else if (lbuf.in_log) {
-			/* The summary lines say nothing about the cause. */
-			if (*line && strncmp(line, "processed ", 10) &&
-			    strncmp(line, "verification time", 17))
-				copy_line(lbuf.vlast, sizeof(lbuf.vlast), line);
-		} else if (*line) {
-			copy_line(lbuf.line, sizeof(lbuf.line), line);
-			if (!lbuf.prog[0] && strstr(line, "prog '") &&
-			    strstr(line, "fail"))
-				copy_line(lbuf.prog, sizeof(lbuf.prog), line);
-		}
-	}
-	free(buf);
-	return 0;
-}
-
-static void lbuf_reset(void)
-{
-	memset(&lbuf, 0, sizeof(lbuf));
-}
-
-/* "what: strerror[: libbpf's line][; verifier: last line]" */
-static void load_error(struct cw_error *err, const char *what, int e)
-{
-	const char *detail = lbuf.prog[0] ? lbuf.prog : lbuf.line;
-
-	cw_error_set(err, "%s: %s%s%s%s%s", what, strerror(e),
-		     detail[0] ? ": " : "", detail,
-		     lbuf.verifier[0] ? "; verifier: " : "", lbuf.verifier);
-}
-
-static unsigned long ringbuf_bytes(unsigned kib)
-{
-	unsigned long want, n = (unsigned long)sysconf(_SC_PAGESIZE);
-
-	want = (unsigned long)(kib ? kib : RINGBUF_DEFAULT_KIB) * 1024;
-	while (n < want)
-		n <<= 1;
-	return n;
-}
 
 static const char *const op_names[] = {
 	[NET_OP_CONNECT] = "connect", [NET_OP_SENDMSG] = "sendmsg",
@@ -278,8 +193,7 @@ struct cw_bpfnet *cw_bpfnet_open(const struct cw_bpfnet_opts *o,
 	}
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_mutex_init(&b->drain_lock, NULL);
-	lbuf_reset();
-	old = libbpf_set_print(collect);
+	old = cw_libbpf_log_begin();
 
 	/* A missing btf_custom_path is never read: nothing here needs kernel
 	 * BTF (no CO-RE, no typed ksyms, no tracing programs). */
@@ -287,18 +201,19 @@ struct cw_bpfnet *cw_bpfnet_open(const struct cw_bpfnet_opts *o,
 	b->skel = net_bpf__open_opts(&oo);
 	if (!b->skel) {
 		ret = -errno;
-		load_error(err, "opening the network BPF object", -ret);
+		cw_libbpf_error(err, "opening the network BPF object", -ret);
 		goto out;
 	}
 	ret = bpf_map__set_max_entries(b->skel->maps.events,
-				       ringbuf_bytes(o->ringbuf_kib));
+				       cw_libbpf_ringbuf_bytes(o->ringbuf_kib,
+						RINGBUF_DEFAULT_KIB));
 	if (ret) {
-		load_error(err, "sizing the network ring buffer", -ret);
+		cw_libbpf_error(err, "sizing the network ring buffer", -ret);
 		goto out;
 	}
 	ret = net_bpf__load(b->skel);
 	if (ret) {
-		load_error(err, "loading the network BPF programs", -ret);
+		cw_libbpf_error(err, "loading the network BPF programs", -ret);
 		goto out;
 	}
 	ret = attach_all(b, o->cgroup_fd, err);
@@ -312,11 +227,11 @@ struct cw_bpfnet *cw_bpfnet_open(const struct cw_bpfnet_opts *o,
 				 b, NULL);
 	if (!b->rb) {
 		ret = -errno;
-		load_error(err, "opening the network ring buffer", -ret);
+		cw_libbpf_error(err, "opening the network ring buffer", -ret);
 		goto out;
 	}
 out:
-	libbpf_set_print(old);
+	cw_libbpf_log_end(old);
 	if (ret) {
 		cw_bpfnet_close(b);
 		errno = -ret;

@@ -18,7 +18,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +35,7 @@
 #include <bpf/libbpf.h>
 
 #include "kernel/fanotify.h"
+#include "kernel/libbpf.h"
 #include "bpf/trace.h"
 #include "kernel/trace.h"
 #include "bpf/trace.skel.h"
@@ -98,39 +98,6 @@ struct cw_trace {
 	int stop_fd;
 	int epfd;
 };
-
-static char lib_err[256];
-
-static int collect(enum libbpf_print_level level, const char *fmt,
-		   va_list ap)
-{
-	char line[256];
-	size_t n;
-
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	n = strlen(line);
-	while (n && line[n - 1] == '\n')
-		line[--n] = '\0';
-	/* The verifier's log ends on its summary; keep the line before. */
-	if (n && strncmp(line, "processed ", 10) &&
-	    strncmp(line, "verification time", 17) &&
-	    !strstr(line, "PROG LOAD LOG"))
-		snprintf(lib_err, sizeof(lib_err), "%s",
-			 strncmp(line, "libbpf: ", 8) ? line : line + 8);
-	return 0;
-}
-
-static unsigned long ringbuf_bytes(unsigned kib)
-{
-	unsigned long want, n = (unsigned long)sysconf(_SC_PAGESIZE);
-
-	want = (unsigned long)(kib ? kib : CW_TRACE_RINGBUF_DEFAULT_KIB) * 1024;
-	while (n < want)
-		n <<= 1;
-	return n;
-}
 
 /* ---- decoding ------------------------------------------------------- */
 
@@ -701,6 +668,21 @@ void cw_trace_close(struct cw_trace *t)
 	free(t);
 }
 
+static unsigned long ring_bytes(const struct cw_trace_opts *o)
+{
+	return cw_libbpf_ringbuf_bytes(o->ringbuf_kib,
+				       CW_TRACE_RINGBUF_DEFAULT_KIB);
+}
+
+/* "what: strerror(e)[: libbpf's last message]" */
+static void load_error(struct cw_error *err, const char *what, int e)
+{
+	const char *last = cw_libbpf_last();
+
+	cw_error_set(err, "%s: %s%s%s", what, strerror(e), last[0] ? ": " : "",
+		     last);
+}
+
 /*
  * In the loading child: open, size, load (CO-RE parses the kernel's BTF,
  * several MiB) and attach; fds[] gets the maps and links. 0, or -errno
@@ -713,18 +695,15 @@ static int load_child(const struct cw_trace_opts *o, int fds[FD_COUNT],
 	struct trace_bpf *skel;
 	int ret;
 
-	lib_err[0] = '\0';
-	libbpf_set_print(collect);
+	cw_libbpf_log_begin();
 	oo.btf_custom_path = o->btf_path;
 	skel = trace_bpf__open_opts(&oo);
 	if (!skel) {
 		ret = -errno;
-		cw_error_set(err, "opening the tracing BPF object: %s%s%s",
-			     strerror(-ret), lib_err[0] ? ": " : "", lib_err);
+		load_error(err, "opening the tracing BPF object", -ret);
 		return ret;
 	}
-	ret = bpf_map__set_max_entries(skel->maps.events,
-				       ringbuf_bytes(o->ringbuf_kib));
+	ret = bpf_map__set_max_entries(skel->maps.events, ring_bytes(o));
 	if (ret) {
 		cw_error_set(err, "sizing the tracing ring buffer: %s",
 			     strerror(-ret));
@@ -732,14 +711,14 @@ static int load_child(const struct cw_trace_opts *o, int fds[FD_COUNT],
 	}
 	ret = trace_bpf__load(skel);
 	if (ret) {
-		cw_error_set(err, "loading the tracing BPF programs (they need kernel BTF and BPF on raw tracepoints): %s%s%s",
-			     strerror(-ret), lib_err[0] ? ": " : "", lib_err);
+		load_error(err,
+			   "loading the tracing BPF programs (they need kernel BTF and BPF on raw tracepoints)",
+			   -ret);
 		return ret;
 	}
 	ret = trace_bpf__attach(skel);
 	if (ret) {
-		cw_error_set(err, "attaching the tracing BPF programs: %s%s%s",
-			     strerror(-ret), lib_err[0] ? ": " : "", lib_err);
+		load_error(err, "attaching the tracing BPF programs", -ret);
 		return ret;
 	}
 	fds[FD_EVENTS] = bpf_map__fd(skel->maps.events);
@@ -842,8 +821,8 @@ static int open_bpf(struct cw_trace *t, const struct cw_trace_opts *o,
 			     strerror(-ret));
 		return ret;
 	}
-	t->high = ringbuf_bytes(o->ringbuf_kib) / 2;
-	t->low = ringbuf_bytes(o->ringbuf_kib) / 8;
+	t->high = ring_bytes(o) / 2;
+	t->low = ring_bytes(o) / 8;
 	t->pause = true;
 	return 0;
 }
