@@ -26,8 +26,8 @@
 static __thread struct {
 	bool in_log;
 	char line[LINE_MAX_LEN];	/* last line outside a verifier log */
-	char prog[LINE_MAX_LEN];	/* first failure line naming a program */
-	char vlast[LINE_MAX_LEN];	/* last telling line of the current log */
+	char prog[LINE_MAX_LEN];	/* first failure line naming a prog */
+	char vlast[LINE_MAX_LEN];	/* last telling line of this log */
 	char verifier[LINE_MAX_LEN];	/* ... of the last complete log */
 	char last[LINE_MAX_LEN];	/* last whole message outside a log */
 } lbuf;

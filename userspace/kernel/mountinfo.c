@@ -3,7 +3,8 @@
  * Parsing /proc/self/mountinfo and /proc/<pid>/cgroup lines, and finding a
  * mount (and a cgroup's directory in it) from them. A mountinfo line is
  *
- *   id parent major:minor root point options [optional...] - fstype source super
+ *   id parent major:minor root point options [optional...] -
+ *       fstype source super
  *
  * with space, tab, newline and backslash in root and point written as
  * octal escapes (\040 for a space).

@@ -353,7 +353,8 @@ int cw_user_resolve(const struct cw_sandbox *sb, struct cw_user *t,
 	const char *name = sb->user && sb->user[0] ? sb->user : "user";
 	struct stat pw, gr;
 	bool files = stat("/etc/passwd", &pw) == 0 &&
-		     stat("/etc/group", &gr) == 0 && strlen(name) < CW_USER_NAME_MAX;
+		     stat("/etc/group", &gr) == 0 &&
+		     strlen(name) < CW_USER_NAME_MAX;
 	uid_t euid = geteuid();
 	gid_t *g;
 	int rc;
