@@ -203,6 +203,8 @@ struct ll_net_port_attr {
 #define MAX_RULES 4096
 #define MAX_PORTS 1024
 #define MAX_LINKS 40
+/* TCP ports 0-65535; a port set has one bit each. */
+#define NPORTS 65536
 
 #define FS_READ (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 #define FS_WRITE                                                           \
@@ -917,11 +919,11 @@ static json_t *port_ranges(const uint8_t *bits)
 	json_t *a = json_array();
 	unsigned p, lo;
 
-	for (p = 0; a && p < 65536; p++) {
+	for (p = 0; a && p < NPORTS; p++) {
 		if (!(bits[p / 8] & (1u << (p % 8))))
 			continue;
 		lo = p;
-		while (p + 1 < 65536 && (bits[(p + 1) / 8] & (1u << ((p + 1) % 8))))
+		while (p + 1 < NPORTS && (bits[(p + 1) / 8] & (1u << ((p + 1) % 8))))
 			p++;
 		if (json_array_append_new(a, json_pack("[ii]", lo, p)) < 0) {
 			json_decref(a);
@@ -990,19 +992,85 @@ static int abi_notes(struct build *b, int abi, int kernel_abi)
 	return 0;
 }
 
+/*
+ * The ruleset for abi: the filesystem rights it handles, TCP bind (and
+ * connect, when the policy's ports fit in bits) unless the network is
+ * open by default, scoping from ABI 6. *tcp and *tcp_connect say which TCP
+ * rights it handles. 0, or -errno with b->err.
+ */
+static int create_ruleset(struct build *b, const struct cw_sandbox *sb,
+			  int abi, uint8_t *bits, bool *tcp, bool *tcp_connect)
+{
+	struct ll_ruleset_attr attr = { 0 };
+	char why[160] = "";
+	size_t size, nports = 0;
+	int rc;
+
+	b->fs = fs_handled(abi);
+	attr.handled_access_fs = b->fs;
+	size = sizeof(attr.handled_access_fs);
+	*tcp = abi >= 4 && !sb->network.default_allow;
+	if (*tcp) {
+		*tcp_connect = connect_ports(sb, bits, &nports, why,
+					     sizeof(why));
+		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP;
+		if (*tcp_connect) {
+			attr.handled_access_net |=
+				LANDLOCK_ACCESS_NET_CONNECT_TCP;
+		} else {
+			rc = add_note(b, "TCP connect is left to the eBPF "
+				      "layer: %s", why);
+			if (rc < 0)
+				return rc;
+		}
+	} else if (abi >= 4) {
+		rc = add_note(b, "TCP ports are not restricted: "
+			      "network.default is \"allow\"");
+		if (rc < 0)
+			return rc;
+	}
+	if (abi >= 4)
+		size = offsetof(struct ll_ruleset_attr, scoped);
+	if (abi >= 6) {
+		attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
+			      LANDLOCK_SCOPE_SIGNAL;
+		size = sizeof(attr);
+	}
+	b->rs = ll_create_ruleset(&attr, size, 0);
+	if (b->rs < 0) {
+		rc = -errno;
+		cw_error_set(b->err, "landlock_create_ruleset (ABI %d): %s",
+			     abi, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+/* Binding is allowed on port 0 only (an ephemeral port); connecting to
+ * each port in connect, when given. */
+static int grant_ports(struct build *b, const uint8_t *connect)
+{
+	unsigned p;
+	int rc;
+
+	rc = add_port_rule(b, LANDLOCK_ACCESS_NET_BIND_TCP, 0);
+	for (p = 1; rc == 0 && connect && p < NPORTS; p++)
+		if (connect[p / 8] & (1u << (p % 8)))
+			rc = add_port_rule(b, LANDLOCK_ACCESS_NET_CONNECT_TCP,
+					   p);
+	return rc;
+}
+
 struct cw_landlock *cw_landlock_build(const struct cw_sandbox *sb, int abi,
 				      struct cw_error *err)
 {
-	struct ll_ruleset_attr attr = { 0 };
 	struct build b = { .rs = -1, .err = err };
 	struct cw_landlock *l = NULL;
 	uint8_t *bits = NULL;
 	json_t *connect = NULL, *tcp_desc = NULL;
-	bool tcp, tcp_connect = false;
-	size_t size, nports = 0, i;
+	bool tcp = false, tcp_connect = false;
 	int kernel_abi, rc;
-	char why[160] = "";
-	unsigned p;
+	size_t i;
 
 	if (!sb || abi < 0) {
 		cw_error_set(err, "landlock: no sandbox or a negative ABI");
@@ -1027,7 +1095,7 @@ struct cw_landlock *cw_landlock_build(const struct cw_sandbox *sb, int abi,
 	b.untrusted = json_array();
 	b.split = json_array();
 	b.notes = json_array();
-	bits = calloc(65536 / 8, 1);
+	bits = calloc(NPORTS / 8, 1);
 	if (!b.missing || !b.untrusted || !b.split || !b.notes || !bits) {
 		cw_error_set(err, "out of memory");
 		rc = -ENOMEM;
@@ -1037,43 +1105,9 @@ struct cw_landlock *cw_landlock_build(const struct cw_sandbox *sb, int abi,
 	if (rc < 0)
 		goto out;
 
-	b.fs = fs_handled(abi);
-	attr.handled_access_fs = b.fs;
-	size = sizeof(attr.handled_access_fs);
-	tcp = abi >= 4 && !sb->network.default_allow;
-	if (tcp) {
-		tcp_connect = connect_ports(sb, bits, &nports, why,
-					    sizeof(why));
-		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP;
-		if (tcp_connect) {
-			attr.handled_access_net |=
-				LANDLOCK_ACCESS_NET_CONNECT_TCP;
-		} else {
-			rc = add_note(&b, "TCP connect is left to the eBPF "
-				      "layer: %s", why);
-			if (rc < 0)
-				goto out;
-		}
-	} else if (abi >= 4) {
-		rc = add_note(&b, "TCP ports are not restricted: "
-			      "network.default is \"allow\"");
-		if (rc < 0)
-			goto out;
-	}
-	if (abi >= 4)
-		size = offsetof(struct ll_ruleset_attr, scoped);
-	if (abi >= 6) {
-		attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
-			      LANDLOCK_SCOPE_SIGNAL;
-		size = sizeof(attr);
-	}
-	b.rs = ll_create_ruleset(&attr, size, 0);
-	if (b.rs < 0) {
-		rc = -errno;
-		cw_error_set(err, "landlock_create_ruleset (ABI %d): %s", abi,
-			     strerror(-rc));
+	rc = create_ruleset(&b, sb, abi, bits, &tcp, &tcp_connect);
+	if (rc < 0)
 		goto out;
-	}
 
 	rc = resolve_denies(&b, &sb->filesystem.deny);
 	if (rc < 0)
@@ -1084,11 +1118,7 @@ struct cw_landlock *cw_landlock_build(const struct cw_sandbox *sb, int abi,
 
 	snprintf(b.where, sizeof(b.where), "network");
 	if (tcp) {
-		rc = add_port_rule(&b, LANDLOCK_ACCESS_NET_BIND_TCP, 0);
-		for (p = 1; rc == 0 && tcp_connect && p < 65536; p++)
-			if (bits[p / 8] & (1u << (p % 8)))
-				rc = add_port_rule(
-					&b, LANDLOCK_ACCESS_NET_CONNECT_TCP, p);
+		rc = grant_ports(&b, tcp_connect ? bits : NULL);
 		if (rc < 0)
 			goto out;
 		connect = tcp_connect ? port_ranges(bits) : json_string("any");
