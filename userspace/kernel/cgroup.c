@@ -313,7 +313,7 @@ static void v2_setup(struct cw_cgroup_root *r, struct hier *h)
 }
 static void remove_stale(struct cw_cgroup_root *r)
 {
-	struct cw_cgroup_names all = { 0 };
+	struct cw_cgfs_names all = { 0 };
 	struct cw_error e;
 	size_t i;
 	int ret;
@@ -332,7 +332,7 @@ static void remove_stale(struct cw_cgroup_root *r)
 		else if (ret == 0)
 			r->stale_removed++;
 	}
-	cw_cgroup_names_free(&all);
+	cw_cgfs_names_free(&all);
 }
 
 struct cw_cgroup_root *cw_cgroup_open(struct cw_error *err)

@@ -191,7 +191,7 @@ static int procs_pass(const struct cw_cgroup_call *c, size_t hi, int fd,
 		      const char *rel, struct pidset *seen, bool kill_them,
 		      int depth)
 {
-	struct cw_cgroup_names subs = { 0 };
+	struct cw_cgfs_names subs = { 0 };
 	struct cw_buf b = { 0 };
 	char *line, *save = NULL, *sub_rel;
 	int count = 0, ret, sub;
@@ -233,7 +233,7 @@ static int procs_pass(const struct cw_cgroup_call *c, size_t hi, int fd,
 	}
 	ret = 0;
 out:
-	cw_cgroup_names_free(&subs);
+	cw_cgfs_names_free(&subs);
 	cw_buf_free(&b);
 	return ret < 0 ? ret : count;
 }
@@ -328,7 +328,7 @@ static int v1_kill(const struct cw_cgroup_call *c, size_t hi,
 static int remove_tree(int parent, const char *name, int fd, int64_t until,
 		       int depth)
 {
-	struct cw_cgroup_names subs = { 0 };
+	struct cw_cgfs_names subs = { 0 };
 	int ret, sub;
 	size_t i;
 
@@ -342,7 +342,7 @@ static int remove_tree(int parent, const char *name, int fd, int64_t until,
 			close(sub);
 		}
 	}
-	cw_cgroup_names_free(&subs);
+	cw_cgfs_names_free(&subs);
 	/* An emptied cgroup can stay busy briefly while its last tasks are
 	 * released. */
 	for (;;) {

@@ -27,7 +27,7 @@ void cw_cgfs_sleep_us(long us)
 		;
 }
 
-int cw_cgroup_names_add(struct cw_cgroup_names *s, const char *name)
+static int names_add(struct cw_cgfs_names *s, const char *name)
 {
 	size_t i;
 
@@ -50,7 +50,7 @@ int cw_cgroup_names_add(struct cw_cgroup_names *s, const char *name)
 	return 0;
 }
 
-void cw_cgroup_names_free(struct cw_cgroup_names *s)
+void cw_cgfs_names_free(struct cw_cgfs_names *s)
 {
 	size_t i;
 
@@ -161,7 +161,7 @@ bool cw_cgfs_exists(int dirfd, const char *name)
 }
 
 /* Subdirectories of a cgroup directory: its child cgroups. */
-int cw_cgfs_subdirs(int fd, struct cw_cgroup_names *out)
+int cw_cgfs_subdirs(int fd, struct cw_cgfs_names *out)
 {
 	struct dirent *de;
 	struct stat st;
@@ -187,7 +187,7 @@ int cw_cgfs_subdirs(int fd, struct cw_cgroup_names *out)
 		} else if (de->d_type != DT_DIR) {
 			continue;
 		}
-		ret = cw_cgroup_names_add(out, de->d_name);
+		ret = names_add(out, de->d_name);
 		if (ret)
 			break;
 	}

@@ -14,13 +14,12 @@
 #include "lib/util.h"
 
 /* A set of names (no duplicates), as the child cgroups of a directory. */
-struct cw_cgroup_names {
+struct cw_cgfs_names {
 	char **v;
 	size_t n, cap;
 };
 
-int cw_cgroup_names_add(struct cw_cgroup_names *s, const char *name);
-void cw_cgroup_names_free(struct cw_cgroup_names *s);
+void cw_cgfs_names_free(struct cw_cgfs_names *s);
 
 void cw_cgfs_sleep_us(long us);
 /* Reads a whole file below dirfd into b (NUL-terminated). */
@@ -32,10 +31,10 @@ int cw_cgfs_read_u64(int dirfd, const char *name, uint64_t *v);
 int cw_cgfs_parse_key(const char *text, const char *key, uint64_t *v);
 /* The same read from a file such as memory.events. */
 int cw_cgfs_read_key(int dirfd, const char *name, const char *key,
-			  uint64_t *v);
+		     uint64_t *v);
 bool cw_cgfs_exists(int dirfd, const char *name);
 /* Subdirectories of a cgroup directory (its child cgroups), added to out. */
-int cw_cgfs_subdirs(int fd, struct cw_cgroup_names *out);
+int cw_cgfs_subdirs(int fd, struct cw_cgfs_names *out);
 /* flock with a bounded wait, so a stuck peer cannot hang the agent. */
 int cw_cgfs_lock_wait(int fd, int op, int64_t timeout_us);
 /* a/b (a malloc'd string), NULL without memory. */
