@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Structures shared by bpf/trace.bpf.c and userspace/kernel/trace.c. No includes:
- * the includer provides __u8.. __u64 (<linux/types.h> or <linux/bpf.h>).
+ * Structures shared by bpf/trace.bpf.c and userspace/kernel/trace.c. No
+ * includes: the includer provides __u8.. __u64 (<linux/types.h> or
+ * <linux/bpf.h>).
  */
 #ifndef CW_BPF_TRACE_H
 #define CW_BPF_TRACE_H

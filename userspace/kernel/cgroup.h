@@ -8,7 +8,8 @@
  * the leaf <own>/agent (the no-internal-processes rule) and each call gets
  * <own>/calls/<id>. Where memory or pids are only v1 controllers (hybrid
  * machines), each call also gets <own-v1>/calls/<id> in those hierarchies.
- * setrlimit in the launcher remains the floor.
+ * setrlimit in the launcher remains the floor. The root and its
+ * hierarchies are cgroup.c's; one call's cgroups are cgroup_call.c's.
  */
 #ifndef CW_KERNEL_CGROUP_H
 #define CW_KERNEL_CGROUP_H

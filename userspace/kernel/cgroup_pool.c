@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * The cgroup pool: its thread keeps one call cgroup ready for the shape
+ * (resource limits) last asked for and ends the calls handed back to it,
+ * removals first. The ready one is taken under the pool's lock; one made
+ * for other limits is handed back to the thread instead of to the call.
+ */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -6,6 +12,9 @@
 
 #include "kernel/cgroup_pool.h"
 #include "lib/util.h"
+
+/* A ready call's id, "inv-" and random characters, with its NUL. */
+#define CALL_ID_LEN 32
 
 struct retired {
 	struct cw_cgroup_call *c;
@@ -58,7 +67,7 @@ static void *pool_thread(void *arg)
 		struct retired *list;
 		struct cw_error err;
 		bool make;
-		char id[32];
+		char id[CALL_ID_LEN];
 
 		while (!p->stop && !has_work(p)) {
 			p->busy = false;

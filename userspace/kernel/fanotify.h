@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * fanotify: the event source of userspace/kernel/trace.c where BPF on tracepoints
- * is missing. Marks every real filesystem for FAN_OPEN_EXEC_PERM, FAN_OPEN,
+ * fanotify: the event source of trace.c where BPF on tracepoints is
+ * missing. Marks every real filesystem for FAN_OPEN_EXEC_PERM, FAN_OPEN,
  * FAN_MODIFY and FAN_CLOSE_WRITE and attributes each event to a call by
  * the cgroup of the process that caused it (<calls>/<invocation>).
  * Used only by trace.c, under its drain lock.
