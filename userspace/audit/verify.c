@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Verification (audit.h, cw_audit_verify): a log and its rotated files
+ * read back line by line, bounded per line, from a snapshot of their
+ * sizes; every record's seq and prev checked against the line before,
+ * across files too, and what is wrong named with its file and line.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit/audit_int.h"
+
+/* Verifier: a forward reader of complete lines, bounded per line. */
+struct line_reader {
+	int fd;
+	off_t left; /* bytes of the snapshot not read yet */
+	char *blk;
+	size_t pos;
+	size_t n;
+};
+
+/*
+ * 1 with the next line in *line (without its '\n'; *nl says whether it had
+ * one), 0 at the end, -EMSGSIZE for a line over the limit, else -errno.
+ */
+static int read_line(struct line_reader *r, struct cw_buf *line, bool *nl)
+{
+	bool any = false;
+
+	line->len = 0;
+	*nl = false;
+	for (;;) {
+		char *p;
+		size_t take;
+
+		if (r->pos == r->n) {
+			size_t want = r->left > BLOCK_SIZE ? BLOCK_SIZE :
+							     (size_t)r->left;
+			ssize_t got;
+
+			if (!want)
+				return any ? 1 : 0;
+			got = read(r->fd, r->blk, want);
+			if (got < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			if (got == 0) {
+				r->left = 0; /* truncated meanwhile */
+				continue;
+			}
+			r->pos = 0;
+			r->n = (size_t)got;
+			r->left -= got;
+		}
+		any = true;
+		p = memchr(r->blk + r->pos, '\n', r->n - r->pos);
+		take = p ? (size_t)(p - (r->blk + r->pos)) : r->n - r->pos;
+		if (line->len + take >= CW_AUDIT_MAX_LINE)
+			return -EMSGSIZE;
+		if (cw_buf_append(line, r->blk + r->pos, take))
+			return -ENOMEM;
+		r->pos += take;
+		if (p) {
+			r->pos++;
+			*nl = true;
+			return 1;
+		}
+	}
+}
+
+struct verify_state {
+	const char *path;
+	struct cw_error *err;
+	unsigned long torn_at; /* first torn line stepped over, 0 if none */
+	unsigned long torn_next; /* the record that stepped over it */
+};
+
+static int verify_fail(struct verify_state *vs, unsigned long line,
+		       const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int verify_fail(struct verify_state *vs, unsigned long line,
+		       const char *fmt, ...)
+{
+	char text[sizeof(vs->err->text)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (vs->torn_at && vs->torn_at < line)
+		audit_err(vs->err, vs->path, (int)line,
+			  "%s (line %lu is also torn)", text, vs->torn_at);
+	else
+		audit_err(vs->err, vs->path, (int)line, "%s", text);
+	return -EBADMSG;
+}
+
+/* The chain as it stands after the files verified so far. */
+struct chain {
+	uint64_t expected; /* seq of the next record */
+	char prev_hash[HASH_HEX + 1];
+	uint64_t good;
+	const char *prev_path; /* the file before, NULL for the first */
+	unsigned long prev_lines; /* its last line */
+	const struct cw_audit_anchor *anchor; /* NULL: none */
+	bool anchor_seen;
+};
+
+/* Checks the first record of a file against the file before it. */
+static int check_continuation(struct verify_state *vs, const struct chain *c,
+			      const struct rec_info *ri)
+{
+	const char *prev = c->prev_path ? audit_base_of(c->prev_path) : NULL;
+
+	if (!prev && ri->rotated_from[0])
+		return verify_fail(vs, 1,
+				   "missing: this file continues %s, which is not present (older files of this rotated log were removed or renamed)",
+				   ri->rotated_from);
+	if (prev && !ri->rotated_from[0])
+		return verify_fail(vs, 1,
+				   "not a continuation of %s: its first record has no rotated_from, so the file was replaced or edited",
+				   prev);
+	if (prev && strcmp(ri->rotated_from, prev))
+		return verify_fail(vs, 1,
+				   "missing: this file continues %s, but the file before it is %s",
+				   ri->rotated_from, prev);
+	return 0;
+}
+
+static int verify_file(struct chain *c, const char *path, int fd,
+		       struct cw_error *err)
+{
+	struct verify_state vs = { .path = path, .err = err };
+	struct line_reader r = { .fd = -1 };
+	struct cw_buf line = { 0 };
+	char hash[HASH_HEX + 1];
+	char why[256] = "", dwhy[256] = "";
+	unsigned long lineno = 0, damaged_at = 0;
+	unsigned int damaged_n = 0;
+	struct rec_info ri, next;
+	struct stat st;
+	bool nl;
+	int ret;
+
+	r.fd = fd;
+	/* The size taken under a shared lock ends on a record boundary. */
+	ret = audit_lock_file(r.fd, LOCK_SH);
+	if (!ret) {
+		if (fstat(r.fd, &st))
+			ret = -errno;
+		audit_lock_file(r.fd, LOCK_UN);
+	}
+	if (ret) {
+		audit_err(err, path, 0, "locking or fstat failed: %s",
+			  audit_errstr(-ret));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		audit_err(err, path, 0, "is not a regular file");
+		goto out;
+	}
+	r.left = st.st_size;
+	r.blk = malloc(BLOCK_SIZE);
+	if (!r.blk) {
+		ret = -ENOMEM;
+		audit_err(err, path, 0, "no memory");
+		goto out;
+	}
+	for (;;) {
+		ret = read_line(&r, &line, &nl);
+		if (ret == 0)
+			break;
+		lineno++;
+		if (ret == -EMSGSIZE) {
+			ret = verify_fail(&vs, lineno,
+					  "line longer than %u bytes: not a record",
+					  CW_AUDIT_MAX_LINE - 1);
+			goto out;
+		}
+		if (ret < 0) {
+			audit_err(err, path, (int)lineno, "reading failed: %s",
+				  audit_errstr(-ret));
+			goto out;
+		}
+		if (!nl) {
+			if (!damaged_at)
+				ret = verify_fail(&vs, lineno,
+						  "torn last line: no newline at the end, a write was cut short");
+			else
+				ret = verify_fail(&vs, damaged_at,
+						  "torn: a write was cut short here, and the last line (%lu) is torn too",
+						  lineno);
+			goto out;
+		}
+		if (audit_parse_record(line.data, line.len, &ri, why, sizeof(why))) {
+			if (!damaged_at) {
+				damaged_at = lineno;
+				memcpy(dwhy, why, sizeof(dwhy));
+			}
+			if (++damaged_n > MAX_DAMAGED) {
+				ret = verify_fail(&vs, damaged_at,
+						  "not a record (%s): edited or corrupted",
+						  dwhy);
+				goto out;
+			}
+			continue;
+		}
+		ret = audit_sha256_hex(line.data, line.len, hash);
+		if (ret) {
+			audit_err(err, path, (int)lineno, "SHA-256 failed");
+			goto out;
+		}
+		if (lineno == 1) {
+			ret = check_continuation(&vs, c, &ri);
+			if (ret)
+				goto out;
+		} else if (ri.rotated_from[0] && !damaged_at) {
+			ret = verify_fail(&vs, lineno,
+					  "edited: rotated_from belongs only on the first line of a file");
+			goto out;
+		}
+		if (damaged_at) {
+			/* Damage the writer stepped over is a torn write. */
+			if (!ri.torn_before || ri.seq != c->expected ||
+			    strcmp(ri.prev, c->prev_hash)) {
+				ret = verify_fail(&vs, damaged_at,
+						  "not a record (%s): edited or corrupted",
+						  dwhy);
+				goto out;
+			}
+			if (!vs.torn_at) {
+				vs.torn_at = damaged_at;
+				vs.torn_next = lineno;
+			}
+			damaged_at = 0;
+			damaged_n = 0;
+		} else if (strcmp(ri.prev, c->prev_hash)) {
+			if (ri.seq == c->expected && lineno == 1 &&
+			    !c->prev_path) {
+				ret = verify_fail(&vs, lineno,
+						  "edited: the first record must have prev \"\"");
+			} else if (ri.seq == c->expected && lineno == 1) {
+				ret = -EBADMSG;
+				audit_err(err, c->prev_path, (int)c->prev_lines,
+					  "edited: its SHA-256 does not match the prev recorded on line 1 of %s",
+					  path);
+			} else if (ri.seq == c->expected) {
+				ret = verify_fail(&vs, lineno - 1,
+						  "edited: its SHA-256 does not match the prev recorded on line %lu",
+						  lineno);
+			} else if (ri.seq > c->expected) {
+				bool peeked = read_line(&r, &line, &nl) == 1 &&
+					      nl &&
+					      !audit_parse_record(line.data, line.len,
+							    &next, why,
+							    sizeof(why));
+
+				if (peeked && next.seq == c->expected)
+					ret = verify_fail(&vs, lineno,
+							  "out of order: seq %" PRIu64 " comes before seq %" PRIu64 " (line %lu)",
+							  ri.seq, c->expected,
+							  lineno + 1);
+				else
+					ret = verify_fail(&vs, lineno,
+							  "missing: expected seq %" PRIu64 ", found %" PRIu64 "; the records between were removed",
+							  c->expected, ri.seq);
+			} else {
+				ret = verify_fail(&vs, lineno,
+						  "out of order or duplicated: seq %" PRIu64 " after seq %" PRIu64,
+						  ri.seq, c->expected - 1);
+			}
+			goto out;
+		} else if (ri.seq != c->expected) {
+			ret = verify_fail(&vs, lineno,
+					  "edited: seq is %" PRIu64 ", expected %" PRIu64 ", yet prev links it to the line before",
+					  ri.seq, c->expected);
+			goto out;
+		}
+		if (c->anchor && ri.seq == c->anchor->seq) {
+			if (strcmp(hash, c->anchor->hash)) {
+				ret = verify_fail(&vs, lineno,
+						  "edited or replaced: seq %" PRIu64 " has SHA-256 %s, the anchor says %s",
+						  ri.seq, hash, c->anchor->hash);
+				goto out;
+			}
+			c->anchor_seen = true;
+		}
+		c->expected = ri.seq + 1;
+		memcpy(c->prev_hash, hash, sizeof(c->prev_hash));
+		c->good++;
+	}
+	if (damaged_at) {
+		ret = verify_fail(&vs, damaged_at,
+				  "not a record (%s): edited or corrupted", dwhy);
+		goto out;
+	}
+	if (lineno == 0 && c->prev_path) {
+		ret = verify_fail(&vs, 0,
+				  "empty, yet %s was rotated into it: its records were removed",
+				  audit_base_of(c->prev_path));
+		goto out;
+	}
+	if (vs.torn_at) {
+		ret = -EBADMSG;
+		audit_err(err, path, (int)vs.torn_at,
+			  "torn: a write was cut short here; line %lu notes torn_before and the chain continues intact around it",
+			  vs.torn_next);
+		goto out;
+	}
+	c->prev_lines = lineno;
+	ret = 0;
+out:
+	free(r.blk);
+	cw_buf_free(&line);
+	return ret;
+}
+
+int cw_audit_verify_ex(const char *path,
+		       const struct cw_audit_anchor *anchor,
+		       struct cw_audit_verified *out, struct cw_error *err)
+{
+	struct chain c = { .expected = 1, .anchor = anchor };
+	char **files = NULL;
+	int *fds = NULL;
+	size_t n = 0, i;
+	int ret;
+
+	if (anchor && (!anchor->seq || !audit_is_hash_hex(anchor->hash))) {
+		audit_err(err, path, 0,
+			  "an anchor is a seq of 1 or more and a SHA-256 in lowercase hex");
+		return -EINVAL;
+	}
+	ret = cw_audit_open_files(path, &files, &fds, &n, err);
+	for (i = 0; !ret && i < n; i++) {
+		ret = verify_file(&c, files[i], fds[i], err);
+		c.prev_path = files[i];
+	}
+	if (!ret && anchor && !c.anchor_seen) {
+		ret = -EBADMSG;
+		audit_err(err, n ? files[n - 1] : path, (int)c.prev_lines,
+			  "missing: the log ends at seq %" PRIu64 ", before the anchored seq %" PRIu64 "; records were removed from its end",
+			  c.expected - 1, anchor->seq);
+	}
+	if (out) {
+		memset(out, 0, sizeof(*out));
+		out->records = c.good;
+		out->files = n;
+		out->last_seq = c.expected - 1;
+		memcpy(out->last_hash, c.prev_hash, sizeof(out->last_hash));
+	}
+	cw_audit_close_files(files, fds, n);
+	return ret;
+}
+
+int cw_audit_verify(const char *path, uint64_t *nrecords,
+		    struct cw_error *err)
+{
+	struct cw_audit_verified v;
+	int ret = cw_audit_verify_ex(path, NULL, &v, err);
+
+	if (nrecords)
+		*nrecords = v.records;
+	return ret;
+}
