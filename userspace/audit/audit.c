@@ -28,13 +28,33 @@
 
 #include "audit/audit_int.h"
 
-/* The chain's tail as found in the file. */
-struct tail {
+/* A record of the chain: its seq and the SHA-256 of its line. */
+struct link {
 	uint64_t seq;
 	char hash[HASH_HEX + 1];
+};
+
+/* The chain's tail as found in the file. */
+struct tail {
+	struct link last; /* the last intact record */
 	bool need_nl; /* the file ends inside a line */
 	unsigned int damaged; /* lines stepped over */
 };
+
+/* Where one record's line goes, and what it notes besides. */
+struct place {
+	off_t at; /* the file offset it starts at */
+	bool mend; /* the file ends inside a torn line: a newline first */
+	bool torn; /* torn_before: damaged lines were stepped over */
+	const char *rotated_from; /* the first line of a new file, else NULL */
+};
+
+/* seal_line: the line would take the file past the rotation size. */
+#define NEEDS_ROTATION 1
+
+/* Room to reserve per line of a batch besides its middle: ts, seq, prev
+ * and their punctuation, give or take. */
+#define LINE_FRAME 160
 
 const char *const cw_audit_types[] = {
 	"agent", "access", "decision", "launch", "exec", "process", "file", "net",
@@ -177,12 +197,12 @@ static int find_tail(struct cw_audit *a, off_t size, struct tail *t,
 			goto out;
 		}
 		if (!audit_parse_record(line, len, &ri, why, sizeof(why))) {
-			ret = audit_sha256_hex(line, len, t->hash);
+			ret = audit_sha256_hex(line, len, t->last.hash);
 			if (ret) {
 				audit_err(err, a->path, 0, "SHA-256 failed");
 				goto out;
 			}
-			t->seq = ri.seq;
+			t->last.seq = ri.seq;
 			goto out;
 		}
 		if (++t->damaged > MAX_DAMAGED) {
@@ -520,44 +540,15 @@ const char *audit_base_of(const char *path)
 
 
 /*
- * Under the writer's flock: the file that path names now (following a
- * rotation another writer made), its size in st, and its last record in t
- * (from what this writer last wrote when nothing was appended since).
+ * Takes the log's flock and, under it, finds the file that path names now
+ * (following a rotation another writer made), its size in st, and its last
+ * record in t (from what this writer last wrote when nothing was appended
+ * since). On failure the flock is let go (and the tail forgotten if it
+ * was taken).
  */
-static int locked_tail(struct cw_audit *a, struct stat *st, struct tail *t,
-		       struct cw_error *err)
+static int lock_tail(struct cw_audit *a, struct stat *st, struct tail *t,
+		     struct cw_error *err)
 {
-	int ret;
-
-	if (fstat(a->wfd, st)) {
-		ret = -errno;
-		audit_err(err, a->path, 0, "fstat failed: %s", audit_errstr(-ret));
-		return ret;
-	}
-	ret = audit_follow_path(a, st, err);
-	if (ret)
-		return ret;
-	if (a->tail_known && st->st_size == a->end) {
-		memset(t, 0, sizeof(*t));
-		t->seq = a->seq;
-		memcpy(t->hash, a->hash, sizeof(t->hash));
-		return 0;
-	}
-	return find_tail(a, st->st_size, t, err);
-}
-
-/* Called with a->lock held. */
-static int append_record(struct cw_audit *a, const char *mid,
-			 size_t mid_len, struct cw_error *err)
-{
-	char hash[HASH_HEX + 1];
-	struct cw_buf line = { 0 };
-	char *rpath = NULL;
-	bool rotating = false, linked = false;
-	struct stat st;
-	struct tail t;
-	size_t skip;
-	uint64_t seq;
 	int ret;
 
 	ret = audit_lock_file(a->wfd, LOCK_EX);
@@ -565,78 +556,159 @@ static int append_record(struct cw_audit *a, const char *mid,
 		audit_err(err, a->path, 0, "flock failed: %s", audit_errstr(-ret));
 		return ret;
 	}
-	ret = locked_tail(a, &st, &t, err);
+	if (fstat(a->wfd, st)) {
+		ret = -errno;
+		audit_err(err, a->path, 0, "fstat failed: %s", audit_errstr(-ret));
+		goto out;
+	}
+	ret = audit_follow_path(a, st, err);
 	if (ret)
 		goto out;
-	if (t.seq >= (uint64_t)INT64_MAX) {
+	if (a->tail_known && st->st_size == a->end) {
+		memset(t, 0, sizeof(*t));
+		t->last.seq = a->seq;
+		memcpy(t->last.hash, a->hash, sizeof(t->last.hash));
+		goto out;
+	}
+	ret = find_tail(a, st->st_size, t, err);
+out:
+	if (ret) {
+		a->tail_known = false;
+		audit_lock_file(a->wfd, LOCK_UN);
+	}
+	return ret;
+}
+
+/*
+ * The integrity core, a->lock and the file's flock held: appends to buf the
+ * line of the record whose middle is mid, chained onto the record at *c
+ * (seq one past it, prev its SHA-256), and its newline, and makes *c that
+ * record. The seq must not overflow and the line must fit the line limit;
+ * a line that would take the file past the rotation size is left out,
+ * unless it is the first of a new file. 0; NEEDS_ROTATION with buf as it
+ * was; or -errno with err, buf then holding part of the line.
+ */
+static int seal_line(struct cw_audit *a, struct cw_buf *buf, struct link *c,
+		     const char *mid, size_t mid_len, const struct place *p,
+		     struct cw_error *err)
+{
+	size_t start = buf->len, skip = p->mend ? 1 : 0, len;
+	char hash[HASH_HEX + 1];
+	int ret;
+
+	if (c->seq >= (uint64_t)INT64_MAX) {
 		ret = -EOVERFLOW;
 		audit_err(err, a->path, 0, "seq would overflow");
 		goto out;
 	}
-	seq = t.seq + 1;
-	skip = t.need_nl ? 1 : 0;
-	if (audit_build_line(&line, t.need_nl, seq, mid, mid_len, t.damaged, NULL,
-		       t.hash)) {
-		ret = -ENOMEM;
+	ret = audit_build_line(buf, p->mend, c->seq + 1, mid, mid_len, p->torn,
+			       p->rotated_from, c->hash);
+	if (ret) {
 		audit_err(err, a->path, 0, "no memory to build the record");
 		goto out;
 	}
+	len = buf->len - start;
 	/* A torn tail is mended in place first; the next record rotates. */
-	if (a->max_bytes && st.st_size > 0 && !t.need_nl &&
-	    (uint64_t)st.st_size + line.len + 1 > a->max_bytes) {
-		ret = audit_rotation_name(a, &st, &rpath, &linked, err);
-		if (ret)
-			goto out;
-		rotating = true;
-		line.len = 0;
-		if (audit_build_line(&line, false, seq, mid, mid_len, t.damaged,
-			       audit_base_of(rpath), t.hash)) {
-			ret = -ENOMEM;
-			audit_err(err, a->path, 0,
-				  "no memory to build the record");
-			goto out;
-		}
+	if (!p->rotated_from && a->max_bytes && p->at > 0 && !p->mend &&
+	    (uint64_t)p->at + len + 1 > a->max_bytes) {
+		buf->len = start;
+		ret = NEEDS_ROTATION;
+		goto out;
 	}
-	if (line.len - skip >= CW_AUDIT_MAX_LINE) {
+	if (len - skip >= CW_AUDIT_MAX_LINE) {
 		ret = -EMSGSIZE;
 		audit_err(err, a->path, 0,
 			  "record of %zu bytes exceeds the %u byte line limit",
-			  line.len - skip, CW_AUDIT_MAX_LINE - 1);
+			  len - skip, CW_AUDIT_MAX_LINE - 1);
 		goto out;
 	}
-	ret = audit_sha256_hex(line.data + skip, line.len - skip, hash);
+	ret = audit_sha256_hex(buf->data + start + skip, len - skip, hash);
 	if (ret) {
 		audit_err(err, a->path, 0, "SHA-256 failed");
 		goto out;
 	}
-	ret = cw_buf_append(&line, "\n", 1);
+	ret = cw_buf_append(buf, "\n", 1);
 	if (ret) {
 		audit_err(err, a->path, 0, "no memory to build the record");
 		goto out;
 	}
-	if (rotating) {
-		ret = audit_rotate(a, &line, audit_base_of(rpath), rpath, linked, err);
+	c->seq++;
+	memcpy(c->hash, hash, sizeof(c->hash));
+out:
+	return ret;
+}
+
+/*
+ * Appends the lines sealed in buf to the file, size bytes long, with one
+ * write() under the flock: O_APPEND plus flock keep it whole. A failed
+ * write is truncated away, so the file stays as it was; what names the
+ * records in its error ("record seq", "records to seq") goes before c's
+ * seq, the last of them.
+ */
+static int write_sealed(struct cw_audit *a, const struct cw_buf *buf,
+			off_t size, const struct link *c, const char *what,
+			struct cw_error *err)
+{
+	int ret = cw_write_all(a->wfd, buf->data, buf->len);
+
+	if (ret) {
+		audit_err(err, a->path, 0, "writing %s %" PRIu64 " failed: %s",
+			  what, c->seq, audit_errstr(-ret));
+		undo_append(a, size);
+		return ret;
+	}
+	a->end = size + (off_t)buf->len;
+	return 0;
+}
+
+/* One more append by this handle, whose last record is now c. */
+static void advance(struct cw_audit *a, const struct link *c)
+{
+	a->appended++;
+	a->seq = c->seq;
+	memcpy(a->hash, c->hash, sizeof(a->hash));
+	a->tail_known = true;
+}
+
+/* One record, rotating first when it does not fit; a->lock held. */
+static int append_record(struct cw_audit *a, const char *mid,
+			 size_t mid_len, struct cw_error *err)
+{
+	struct cw_buf line = { 0 };
+	char *rpath = NULL;
+	bool linked = false;
+	struct place p;
+	struct stat st;
+	struct tail t;
+	int ret;
+
+	ret = lock_tail(a, &st, &t, err);
+	if (ret)
+		return ret;
+	p = (struct place){ .at = st.st_size, .mend = t.need_nl,
+			    .torn = t.damaged };
+	ret = seal_line(a, &line, &t.last, mid, mid_len, &p, err);
+	if (ret == NEEDS_ROTATION) {
+		ret = audit_rotation_name(a, &st, &rpath, &linked, err);
 		if (ret)
 			goto out;
-	} else {
-		/* One write() under the lock: O_APPEND plus flock keep it
-		 * whole. */
-		ret = cw_write_all(a->wfd, line.data, line.len);
-		if (ret) {
-			audit_err(err, a->path, 0, "writing record seq %" PRIu64
-				  " failed: %s", seq, audit_errstr(-ret));
-			undo_append(a, st.st_size);
-			goto out;
-		}
-		a->end = st.st_size + (off_t)line.len;
+		p.rotated_from = audit_base_of(rpath);
+		ret = seal_line(a, &line, &t.last, mid, mid_len, &p, err);
 	}
-	a->appended++;
-	/* rotate() left the old file and the new record durable */
-	if (rotating)
+	if (ret)
+		goto out;
+	if (rpath)
+		ret = audit_rotate(a, &line, audit_base_of(rpath), rpath,
+				   linked, err);
+	else
+		ret = write_sealed(a, &line, st.st_size, &t.last, "record seq",
+				   err);
+	if (ret)
+		goto out;
+	advance(a, &t.last);
+	/* audit_rotate() left the old file and the new record durable */
+	if (rpath)
 		a->synced = a->appended;
-	a->seq = seq;
-	memcpy(a->hash, hash, sizeof(a->hash));
-	a->tail_known = true;
 out:
 	if (ret)
 		a->tail_known = false;
@@ -700,92 +772,47 @@ static const char *mid_at(const struct mids *m, size_t i, size_t *len)
 static int append_batch(struct cw_audit *a, const struct mids *m,
 			size_t from, size_t n, struct cw_error *err)
 {
-	char hash[HASH_HEX + 1];
 	struct cw_buf all = { 0 };
+	const char *mid;
 	struct stat st;
 	struct tail t;
-	uint64_t seq;
-	size_t i, skip, start, len, mid_len;
-	const char *mid;
+	size_t i, mid_len;
 	int ret;
 
-	ret = audit_lock_file(a->wfd, LOCK_EX);
-	if (ret) {
-		audit_err(err, a->path, 0, "flock failed: %s", audit_errstr(-ret));
-		return ret;
-	}
-	ret = locked_tail(a, &st, &t, err);
+	ret = lock_tail(a, &st, &t, err);
 	if (ret)
-		goto out;
-	memcpy(hash, t.hash, sizeof(hash));
-	seq = t.seq;
+		return ret;
 	/* the middles plus each line's ts, seq and prev, give or take */
 	if (cw_buf_reserve(&all, m->end[from + n - 1] -
-				 (from ? m->end[from - 1] : 0) + n * 160)) {
+				 (from ? m->end[from - 1] : 0) +
+				 n * LINE_FRAME)) {
 		ret = -ENOMEM;
 		audit_err(err, a->path, 0, "no memory to build the record");
 		goto out;
 	}
+	/* Each line is built in place, hashed there, and left out again if
+	 * it needs a rotation. Only the first line mends a torn tail or
+	 * notes it. */
 	for (i = 0; i < n; i++) {
-		bool first = i == 0;
+		struct place p = { .at = st.st_size + (off_t)all.len,
+				   .mend = !i && t.need_nl,
+				   .torn = !i && t.damaged };
 
-		if (seq >= (uint64_t)INT64_MAX) {
-			ret = -EOVERFLOW;
-			audit_err(err, a->path, 0, "seq would overflow");
-			goto out;
-		}
-		/* Each line is built in place, hashed there, and left out
-		 * again if it needs a rotation. Only the first line mends a
-		 * torn tail or notes it. */
-		start = all.len;
-		skip = first && t.need_nl ? 1 : 0;
 		mid = mid_at(m, from + i, &mid_len);
-		if (audit_build_line(&all, skip, seq + 1, mid, mid_len,
-			       first && t.damaged, NULL, hash)) {
-			ret = -ENOMEM;
-			audit_err(err, a->path, 0, "no memory to build the record");
-			goto out;
-		}
-		len = all.len - start;
-		if (a->max_bytes && st.st_size + start > 0 &&
-		    !(first && t.need_nl) &&
-		    (uint64_t)st.st_size + start + len + 1 > a->max_bytes) {
-			all.len = start;
+		ret = seal_line(a, &all, &t.last, mid, mid_len, &p, err);
+		if (ret == NEEDS_ROTATION)
 			break;
-		}
-		if (len - skip >= CW_AUDIT_MAX_LINE) {
-			ret = -EMSGSIZE;
-			audit_err(err, a->path, 0,
-				  "record of %zu bytes exceeds the %u byte line limit",
-				  len - skip, CW_AUDIT_MAX_LINE - 1);
+		if (ret)
 			goto out;
-		}
-		if (audit_sha256_hex(all.data + start + skip, len - skip, hash)) {
-			ret = -EIO;
-			audit_err(err, a->path, 0, "SHA-256 failed");
-			goto out;
-		}
-		if (cw_buf_append(&all, "\n", 1)) {
-			ret = -ENOMEM;
-			audit_err(err, a->path, 0, "no memory to build the record");
-			goto out;
-		}
-		seq++;
 	}
+	ret = 0;
 	if (!all.len)
-		goto out;	/* ret 0: the first needs a rotation */
-	ret = cw_write_all(a->wfd, all.data, all.len);
-	if (ret) {
-		audit_err(err, a->path, 0, "writing records to seq %" PRIu64
-			  " failed: %s", seq, audit_errstr(-ret));
-		undo_append(a, st.st_size);
+		goto out;	/* the first needs a rotation */
+	ret = write_sealed(a, &all, st.st_size, &t.last, "records to seq",
+			   err);
+	if (ret)
 		goto out;
-	}
-	a->appended++;
-	a->end = st.st_size + (off_t)all.len;
-	a->seq = seq;
-	memcpy(a->hash, hash, sizeof(a->hash));
-	a->tail_known = true;
+	advance(a, &t.last);
 	ret = (int)i;
 out:
 	if (ret < 0)
