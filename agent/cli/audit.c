@@ -584,16 +584,6 @@ struct query {
 	uint64_t matched;
 };
 
-static bool type_known(const char *t)
-{
-	size_t i;
-
-	for (i = 0; cw_audit_types[i]; i++)
-		if (!strcmp(t, cw_audit_types[i]))
-			return true;
-	return false;
-}
-
 static int query_line(void *ctx, json_t *rec, const char *line, size_t len,
 		      const char *file, unsigned long lineno)
 {
@@ -699,7 +689,7 @@ static int cmd_query(int argc, char **argv)
 	     tok = strtok_r(NULL, ",", &save)) {
 		char **v;
 
-		if (!type_known(tok)) {
+		if (cw_audit_type_find(tok) < 0) {
 			fprintf(stderr, "%s query: --type \"%s\" is not a record type; expected one of",
 				prog, tok);
 			for (i = 0; cw_audit_types[i]; i++)
@@ -790,19 +780,24 @@ static int stats_line(void *ctx, json_t *rec, const char *line, size_t len,
 	if (!type)
 		type = "(none)";
 	bump(s->by_type, type, 1);
-	if (!strcmp(type, "decision")) {
+	switch (cw_audit_type_find(type)) {
+	case CW_AUDIT_TYPE_DECISION:
 		v = json_string_value(json_object_get(rec, "verdict"));
 		bump(s->verdicts, v ? v : "(none)", 1);
-	} else if (!strcmp(type, "net")) {
+		break;
+	case CW_AUDIT_TYPE_NET:
 		v = json_string_value(json_object_get(rec, "verdict"));
 		if (v && !strcmp(v, "deny"))
 			s->net_denied++;
-	} else if (!strcmp(type, "limit")) {
+		break;
+	case CW_AUDIT_TYPE_LIMIT:
 		v = json_string_value(json_object_get(rec, "limit"));
 		bump(s->limits, v ? v : "(none)", 1);
-	} else if (!strcmp(type, "seccomp")) {
+		break;
+	case CW_AUDIT_TYPE_SECCOMP:
 		s->seccomp_records++;
-	} else if (!strcmp(type, "exit")) {
+		break;
+	case CW_AUDIT_TYPE_EXIT:
 		s->calls++;
 		/* Kernel event sources count what they could not record. */
 		s->events_lost += (uint64_t)int_at(rec, "events_lost", NULL);
@@ -820,6 +815,9 @@ static int stats_line(void *ctx, json_t *rec, const char *line, size_t len,
 			s->seccomp_suppressed +=
 				(uint64_t)int_at(rec, "seccomp", "suppressed");
 		}
+		break;
+	default:
+		break;
 	}
 	return 0;
 }

@@ -56,11 +56,6 @@ struct place {
  * and their punctuation, give or take. */
 #define LINE_FRAME 160
 
-const char *const cw_audit_types[] = {
-	"agent", "access", "decision", "launch", "exec", "process", "file", "net",
-	"seccomp", "limit", "exit", "approval", NULL,
-};
-
 const char *audit_errstr(int e)
 {
 	const char *s = strerrordesc_np(e);

@@ -12,13 +12,10 @@
 
 #include <jansson.h>
 
+#include "audit/types.h"
 #include "lib/util.h"
 
 struct cw_audit;
-
-/* The record types the agent writes, NULL-terminated (README, "Audit
- * log"); `audit query --type` accepts these. */
-extern const char *const cw_audit_types[];
 
 /* Longest line (record plus its newline) written or accepted when reading. */
 #define CW_AUDIT_MAX_LINE (16u << 20)
