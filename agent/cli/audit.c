@@ -197,11 +197,11 @@ static int parse_anchor(const char *s, struct cw_audit_anchor *a)
 		return -EINVAL;
 	errno = 0;
 	seq = strtoull(s, &end, 10);
-	if (errno || *end != ':' || strlen(end + 1) != 64 ||
-	    strspn(end + 1, "0123456789abcdef") != 64)
+	if (errno || *end != ':' || strlen(end + 1) != CW_AUDIT_HASH_HEX ||
+	    strspn(end + 1, "0123456789abcdef") != CW_AUDIT_HASH_HEX)
 		return -EINVAL;
 	a->seq = seq;
-	memcpy(a->hash, end + 1, 65);
+	memcpy(a->hash, end + 1, sizeof(a->hash));
 	return 0;
 }
 

@@ -52,6 +52,9 @@ struct place {
 /* seal_line: the line would take the file past the rotation size. */
 #define NEEDS_ROTATION 1
 
+/* Opening the log: tries while the file comes and goes meanwhile. */
+#define OPEN_TRIES 3
+
 /* Room to reserve per line of a batch besides its middle: ts, seq, prev
  * and their punctuation, give or take. */
 #define LINE_FRAME 160
@@ -146,7 +149,7 @@ static int find_tail(struct cw_audit *a, off_t size, struct tail *t,
 		     struct cw_error *err)
 {
 	struct rec_info ri;
-	char why[256];
+	char why[WHY_LEN];
 	char *line = NULL;
 	off_t end = size, start;
 	size_t len;
@@ -296,7 +299,7 @@ static int open_log(const char *path, bool *created, struct cw_error *err)
 
 	*created = false;
 	/* O_EXCL tells creation apart; retry if the file comes and goes. */
-	for (tries = 0; tries < 3; tries++) {
+	for (tries = 0; tries < OPEN_TRIES; tries++) {
 		fd = open(path, flags | O_CREAT | O_EXCL, 0600);
 		if (fd >= 0) {
 			*created = true;
@@ -325,13 +328,66 @@ static int open_log(const char *path, bool *created, struct cw_error *err)
 	return fd;
 }
 
+/*
+ * The log just opened on fd: a regular file, its descriptor blocking, and
+ * either created now (then made 0600 whatever the umask) or already 0600
+ * and ours. st gets its fstat.
+ */
+static int check_log(int fd, const char *path, bool created, struct stat *st,
+		     struct cw_error *err)
+{
+	int ret, fl;
+
+	if (fstat(fd, st)) {
+		ret = -errno;
+		audit_err(err, path, 0, "fstat failed: %s", audit_errstr(-ret));
+		return ret;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		ret = -EINVAL;
+		audit_err(err, path, 0,
+			  "is not a regular file; give the path of a regular file");
+		return ret;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
+		ret = -errno;
+		audit_err(err, path, 0, "fcntl failed: %s", audit_errstr(-ret));
+		return ret;
+	}
+	if (created) {
+		/* The umask must not decide who can read the log. */
+		if (fchmod(fd, 0600)) {
+			ret = -errno;
+			audit_err(err, path, 0, "fchmod 0600 failed: %s",
+				  audit_errstr(-ret));
+			return ret;
+		}
+	} else if (st->st_mode & 077) {
+		ret = -EPERM;
+		audit_err(err, path, 0,
+			  "mode %04o grants group/other access to the audit log; run 'chmod 600 %s' (and check who read it)",
+			  (unsigned int)(st->st_mode & 07777), path);
+		return ret;
+	} else if (st->st_uid != geteuid()) {
+		/* Its owner could rewrite the log behind our back. */
+		ret = -EPERM;
+		audit_err(err, path, 0,
+			  "owned by uid %u, not by this process (uid %u); run 'chown %u %s' or move it aside",
+			  (unsigned int)st->st_uid, (unsigned int)geteuid(),
+			  (unsigned int)geteuid(), path);
+		return ret;
+	}
+	return 0;
+}
+
 struct cw_audit *cw_audit_open(const char *path, struct cw_error *err)
 {
 	struct cw_audit *a = NULL;
 	bool created = false, mutex_ok = false;
 	struct stat st, rst;
 	char *dir = NULL;
-	int ret, fl;
+	int ret;
 
 	if (!path || !*path) {
 		ret = -EINVAL;
@@ -389,46 +445,9 @@ struct cw_audit *cw_audit_open(const char *path, struct cw_error *err)
 		goto out;
 	a->wfd = ret;
 	ret = 0;
-	if (fstat(a->wfd, &st)) {
-		ret = -errno;
-		audit_err(err, path, 0, "fstat failed: %s", audit_errstr(-ret));
+	ret = check_log(a->wfd, path, created, &st, err);
+	if (ret)
 		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		ret = -EINVAL;
-		audit_err(err, path, 0,
-			  "is not a regular file; give the path of a regular file");
-		goto out;
-	}
-	fl = fcntl(a->wfd, F_GETFL);
-	if (fl < 0 || fcntl(a->wfd, F_SETFL, fl & ~O_NONBLOCK)) {
-		ret = -errno;
-		audit_err(err, path, 0, "fcntl failed: %s", audit_errstr(-ret));
-		goto out;
-	}
-	if (created) {
-		/* The umask must not decide who can read the log. */
-		if (fchmod(a->wfd, 0600)) {
-			ret = -errno;
-			audit_err(err, path, 0, "fchmod 0600 failed: %s",
-				  audit_errstr(-ret));
-			goto out;
-		}
-	} else if (st.st_mode & 077) {
-		ret = -EPERM;
-		audit_err(err, path, 0,
-			  "mode %04o grants group/other access to the audit log; run 'chmod 600 %s' (and check who read it)",
-			  (unsigned int)(st.st_mode & 07777), path);
-		goto out;
-	} else if (st.st_uid != geteuid()) {
-		/* Its owner could rewrite the log behind our back. */
-		ret = -EPERM;
-		audit_err(err, path, 0,
-			  "owned by uid %u, not by this process (uid %u); run 'chown %u %s' or move it aside",
-			  (unsigned int)st.st_uid, (unsigned int)geteuid(),
-			  (unsigned int)geteuid(), path);
-		goto out;
-	}
 	a->rfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (a->rfd < 0) {
 		ret = -errno;

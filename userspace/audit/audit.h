@@ -20,6 +20,9 @@ struct cw_audit;
 /* Longest line (record plus its newline) written or accepted when reading. */
 #define CW_AUDIT_MAX_LINE (16u << 20)
 
+/* A SHA-256 in lowercase hex, as prev and anchors give it. */
+#define CW_AUDIT_HASH_HEX 64
+
 /* Opens (creates with mode 0600; refuses a file readable by others) the log
  * and its parent directory (0700) if missing. NULL + errno + err on failure:
  * EISDIR or EINVAL (not a regular file), ENXIO (a FIFO without a reader),
@@ -136,14 +139,14 @@ int cw_audit_verify(const char *path, uint64_t *nrecords,
 /* A record known from elsewhere: its seq and the SHA-256 of its line. */
 struct cw_audit_anchor {
 	uint64_t seq;
-	char hash[65];
+	char hash[CW_AUDIT_HASH_HEX + 1];
 };
 
 struct cw_audit_verified {
 	uint64_t records;	/* that passed */
 	size_t files;
 	uint64_t last_seq;	/* of the last record that passed */
-	char last_hash[65];	/* its SHA-256, to keep as the next anchor */
+	char last_hash[CW_AUDIT_HASH_HEX + 1]; /* its SHA-256, the next anchor */
 };
 
 /* cw_audit_verify, and with an anchor also that the record with that seq

@@ -24,10 +24,13 @@
 
 #include "audit/audit.h"
 
-#define HASH_HEX 64
+#define HASH_HEX CW_AUDIT_HASH_HEX
+/* What a read of the file takes at once, forwards or backwards. */
 #define BLOCK_SIZE (64 * 1024)
 /* Damaged lines (torn writes) a writer steps over before giving up. */
 #define MAX_DAMAGED 16
+/* Why a line is not a record: room for a jansson error and its column. */
+#define WHY_LEN 256
 
 /* The middles of a batch's records, one after another in text: record i
  * is text.data[i ? end[i - 1] : 0, end[i]). */

@@ -17,6 +17,9 @@
 
 #include "audit/audit_int.h"
 
+/* Room for this many queued records at first; it doubles when full. */
+#define PEND_MIN 64
+
 /*
  * Makes this handle's appends up to ticket durable. One thread at a time
  * flushes, outside the lock and on its own descriptor (a rotation may
@@ -252,7 +255,7 @@ int cw_audit_write_async(struct cw_audit *a, const char *type,
 	}
 	/* Queued for the flusher's next append: no file is touched here. */
 	if (a->npending == a->pend_cap) {
-		size_t cap = a->pend_cap ? a->pend_cap * 2 : 64;
+		size_t cap = a->pend_cap ? a->pend_cap * 2 : PEND_MIN;
 		size_t *end = realloc(a->pend.end, cap * sizeof(*end));
 
 		if (!end) {

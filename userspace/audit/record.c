@@ -19,6 +19,20 @@
 
 #define DUMP_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER)
 
+/* A string literal as the pointer and length cw_buf_append takes. */
+#define LIT(s) s, sizeof(s) - 1
+
+/* A line's start, {"ts":"<ts>","seq":<seq>, built in a buffer of HEAD_LEN
+ * bytes: the timestamp gets TS_LEN (cw_format_ts writes 27 bytes and a NUL),
+ * the seq at most 20 digits. */
+#define TS_KEY "{\"ts\":\""
+#define SEQ_KEY "\",\"seq\":"
+#define TS_LEN 40
+#define SEQ_DIGITS 20
+#define HEAD_LEN 96
+_Static_assert(sizeof(TS_KEY) - 1 + TS_LEN + sizeof(SEQ_KEY) - 1 +
+	       SEQ_DIGITS + 1 <= HEAD_LEN, "a line's head fits HEAD_LEN");
+
 static const char *const reserved[] = {
 	"ts", "seq", "type", "invocation", "prev", "torn_before",
 	"rotated_from",
@@ -188,14 +202,14 @@ static int head_get(struct heads *h, const char *path, const char *type,
 	h->e[i].type = h->e[i].invocation = NULL;
 	t = &h->e[i].text;
 	t->len = 0;
-	ret = cw_buf_append(t, "\"type\":", 7) ?: append_json_string(t, type);
+	ret = cw_buf_append(t, LIT("\"type\":")) ?: append_json_string(t, type);
 	if (ret) {
 		audit_err(err, path, 0, ret == -EINVAL ?
 			  "record type is not valid UTF-8" : "no memory");
 		return ret;
 	}
 	if (invocation) {
-		ret = cw_buf_append(t, ",\"invocation\":", 14) ?:
+		ret = cw_buf_append(t, LIT(",\"invocation\":")) ?:
 		      append_json_string(t, invocation);
 		if (ret) {
 			audit_err(err, path, 0, ret == -EINVAL ?
@@ -248,7 +262,7 @@ static int build_middle(const char *path, struct heads *h, const char *type,
 /* seq in decimal at p; its length. */
 static size_t format_seq(char *p, uint64_t v)
 {
-	char d[20];
+	char d[SEQ_DIGITS];
 	size_t n = 0, i;
 
 	do {
@@ -263,31 +277,31 @@ static size_t format_seq(char *p, uint64_t v)
 /* Appends the line for one record to line: head, the caller's middle, the
  * trailer; no newline at its end. */
 int audit_build_line(struct cw_buf *line, bool need_nl, uint64_t seq,
-		      const char *mid, size_t mid_len, bool torn,
-		      const char *rotated_from, const char *prev)
+		     const char *mid, size_t mid_len, bool torn,
+		     const char *rotated_from, const char *prev)
 {
-	char head[96];
-	size_t h = 7;
+	char head[HEAD_LEN];
+	size_t h = sizeof(TS_KEY) - 1;
 
-	memcpy(head, "{\"ts\":\"", 7);
-	cw_format_ts(cw_now_us(), head + h, 40);
+	memcpy(head, TS_KEY, h);
+	cw_format_ts(cw_now_us(), head + h, TS_LEN);
 	h += strlen(head + h);
-	memcpy(head + h, "\",\"seq\":", 8);
-	h += 8;
+	memcpy(head + h, LIT(SEQ_KEY));
+	h += sizeof(SEQ_KEY) - 1;
 	h += format_seq(head + h, seq);
 	head[h++] = ',';
 	/* A torn line gets its own newline so it stands alone. */
-	if ((need_nl && cw_buf_append(line, "\n", 1)) ||
+	if ((need_nl && cw_buf_append(line, LIT("\n"))) ||
 	    cw_buf_append(line, head, h) ||
 	    cw_buf_append(line, mid, mid_len) ||
-	    (torn && cw_buf_append(line, ",\"torn_before\":true", 19)) ||
+	    (torn && cw_buf_append(line, LIT(",\"torn_before\":true"))) ||
 	    (rotated_from &&
-	     (cw_buf_append(line, ",\"rotated_from\":\"", 17) ||
+	     (cw_buf_append(line, LIT(",\"rotated_from\":\"")) ||
 	      cw_buf_append(line, rotated_from, strlen(rotated_from)) ||
-	      cw_buf_append(line, "\"", 1))) ||
-	    cw_buf_append(line, ",\"prev\":\"", 9) ||
+	      cw_buf_append(line, LIT("\"")))) ||
+	    cw_buf_append(line, LIT(",\"prev\":\"")) ||
 	    cw_buf_append(line, prev, strlen(prev)) ||
-	    cw_buf_append(line, "\"}", 2))
+	    cw_buf_append(line, LIT("\"}")))
 		return -ENOMEM;
 	return 0;
 }

@@ -18,6 +18,10 @@
 
 #include "audit/audit_int.h"
 
+/* Tries before giving up on a log that is replaced again and again while a
+ * writer follows it or a reader lists its files. */
+#define RACE_TRIES 8
+
 /* N when name is "<base>.<N>" (N decimal, no sign), else -1. */
 static long rotated_index(const char *name, const char *base)
 {
@@ -151,7 +155,7 @@ int audit_follow_path(struct cw_audit *a, struct stat *st,
 	struct stat pst, rst;
 	int tries, wfd, rfd, ret;
 
-	for (tries = 0; tries < 8; tries++) {
+	for (tries = 0; tries < RACE_TRIES; tries++) {
 		if (st->st_nlink == 0) {
 			audit_err(err, a->path, 0,
 				  "the audit log was deleted while open; restart to create a new one");
@@ -446,7 +450,7 @@ int cw_audit_open_files(const char *path, char ***files, int **fds,
 	*n = 0;
 	/* Rotation only adds names: the same list before and after opening
 	 * means the descriptors are one consistent set. */
-	for (tries = 0; tries < 8; tries++) {
+	for (tries = 0; tries < RACE_TRIES; tries++) {
 		ret = cw_audit_files(path, &names, &nn, err);
 		if (ret)
 			return ret;

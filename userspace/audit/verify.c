@@ -77,11 +77,22 @@ static int read_line(struct line_reader *r, struct cw_buf *line, bool *nl)
 	}
 }
 
+/* next_record: a line that is not a record, perhaps a torn write. */
+#define NOT_A_RECORD 2
+
+/* One file being verified. */
 struct verify_state {
 	const char *path;
 	struct cw_error *err;
+	struct line_reader r;
+	struct cw_buf line; /* the line read last */
+	unsigned long lineno; /* its number */
 	unsigned long torn_at; /* first torn line stepped over, 0 if none */
 	unsigned long torn_next; /* the record that stepped over it */
+	unsigned long damaged_at; /* first of the lines not records since the
+				   * last record, 0 if none */
+	unsigned int damaged_n; /* how many */
+	char dwhy[WHY_LEN]; /* what is wrong with the first */
 };
 
 static int verify_fail(struct verify_state *vs, unsigned long line,
@@ -136,175 +147,211 @@ static int check_continuation(struct verify_state *vs, const struct chain *c,
 	return 0;
 }
 
-static int verify_file(struct chain *c, const char *path, int fd,
-		       struct cw_error *err)
+/* The file's size under a shared lock (it ends on a record boundary),
+ * as the bytes to read, and a block to read them through. */
+static int open_snapshot(struct verify_state *vs, int fd)
 {
-	struct verify_state vs = { .path = path, .err = err };
-	struct line_reader r = { .fd = -1 };
-	struct cw_buf line = { 0 };
-	char hash[HASH_HEX + 1];
-	char why[256] = "", dwhy[256] = "";
-	unsigned long lineno = 0, damaged_at = 0;
-	unsigned int damaged_n = 0;
-	struct rec_info ri, next;
 	struct stat st;
+	int ret;
+
+	vs->r.fd = fd;
+	ret = audit_lock_file(fd, LOCK_SH);
+	if (!ret) {
+		if (fstat(fd, &st))
+			ret = -errno;
+		audit_lock_file(fd, LOCK_UN);
+	}
+	if (ret) {
+		audit_err(vs->err, vs->path, 0, "locking or fstat failed: %s",
+			  audit_errstr(-ret));
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		audit_err(vs->err, vs->path, 0, "is not a regular file");
+		return -EINVAL;
+	}
+	vs->r.left = st.st_size;
+	vs->r.blk = malloc(BLOCK_SIZE);
+	if (!vs->r.blk) {
+		audit_err(vs->err, vs->path, 0, "no memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * A record whose prev is not the SHA-256 of the record before: what is
+ * wrong, said as precisely as the records around it allow (edited,
+ * missing, out of order). Always -EBADMSG.
+ */
+static int chain_broken(struct verify_state *vs, const struct chain *c,
+			const struct rec_info *ri)
+{
+	unsigned long lineno = vs->lineno;
+	char why[WHY_LEN];
+	struct rec_info next;
+	bool nl, peeked;
+
+	if (ri->seq == c->expected && lineno == 1 && !c->prev_path)
+		return verify_fail(vs, lineno,
+				   "edited: the first record must have prev \"\"");
+	if (ri->seq == c->expected && lineno == 1) {
+		audit_err(vs->err, c->prev_path, (int)c->prev_lines,
+			  "edited: its SHA-256 does not match the prev recorded on line 1 of %s",
+			  vs->path);
+		return -EBADMSG;
+	}
+	if (ri->seq == c->expected)
+		return verify_fail(vs, lineno - 1,
+				   "edited: its SHA-256 does not match the prev recorded on line %lu",
+				   lineno);
+	if (ri->seq < c->expected)
+		return verify_fail(vs, lineno,
+				   "out of order or duplicated: seq %" PRIu64 " after seq %" PRIu64,
+				   ri->seq, c->expected - 1);
+	/* A later seq: the next line tells out of order from missing. */
+	peeked = read_line(&vs->r, &vs->line, &nl) == 1 && nl &&
+		 !audit_parse_record(vs->line.data, vs->line.len, &next, why,
+				     sizeof(why));
+	if (peeked && next.seq == c->expected)
+		return verify_fail(vs, lineno,
+				   "out of order: seq %" PRIu64 " comes before seq %" PRIu64 " (line %lu)",
+				   ri->seq, c->expected, lineno + 1);
+	return verify_fail(vs, lineno,
+			   "missing: expected seq %" PRIu64 ", found %" PRIu64 "; the records between were removed",
+			   c->expected, ri->seq);
+}
+
+/* Checks the record on the line just read (hash its SHA-256) against the
+ * chain and, when it passes, adds it to the chain. */
+static int check_record(struct verify_state *vs, struct chain *c,
+			const struct rec_info *ri, const char *hash)
+{
+	unsigned long lineno = vs->lineno;
+	int ret;
+
+	if (lineno == 1) {
+		ret = check_continuation(vs, c, ri);
+		if (ret)
+			return ret;
+	} else if (ri->rotated_from[0] && !vs->damaged_at) {
+		return verify_fail(vs, lineno,
+				   "edited: rotated_from belongs only on the first line of a file");
+	}
+	if (vs->damaged_at) {
+		/* Damage the writer stepped over is a torn write. */
+		if (!ri->torn_before || ri->seq != c->expected ||
+		    strcmp(ri->prev, c->prev_hash))
+			return verify_fail(vs, vs->damaged_at,
+					   "not a record (%s): edited or corrupted",
+					   vs->dwhy);
+		if (!vs->torn_at) {
+			vs->torn_at = vs->damaged_at;
+			vs->torn_next = lineno;
+		}
+		vs->damaged_at = 0;
+		vs->damaged_n = 0;
+	} else if (strcmp(ri->prev, c->prev_hash)) {
+		return chain_broken(vs, c, ri);
+	} else if (ri->seq != c->expected) {
+		return verify_fail(vs, lineno,
+				   "edited: seq is %" PRIu64 ", expected %" PRIu64 ", yet prev links it to the line before",
+				   ri->seq, c->expected);
+	}
+	if (c->anchor && ri->seq == c->anchor->seq) {
+		if (strcmp(hash, c->anchor->hash))
+			return verify_fail(vs, lineno,
+					   "edited or replaced: seq %" PRIu64 " has SHA-256 %s, the anchor says %s",
+					   ri->seq, hash, c->anchor->hash);
+		c->anchor_seen = true;
+	}
+	c->expected = ri->seq + 1;
+	memcpy(c->prev_hash, hash, sizeof(c->prev_hash));
+	c->good++;
+	return 0;
+}
+
+/*
+ * The next line of the file, checked: 1 with a record in ri and the
+ * SHA-256 of its line in hash, 0 at the end of the file, NOT_A_RECORD for a
+ * line that may be a torn write the writer stepped over (up to MAX_DAMAGED
+ * of them), -EBADMSG or another -errno with vs->err.
+ */
+static int next_record(struct verify_state *vs, struct rec_info *ri,
+		       char hash[HASH_HEX + 1])
+{
+	char why[WHY_LEN] = "";
 	bool nl;
 	int ret;
 
-	r.fd = fd;
-	/* The size taken under a shared lock ends on a record boundary. */
-	ret = audit_lock_file(r.fd, LOCK_SH);
-	if (!ret) {
-		if (fstat(r.fd, &st))
-			ret = -errno;
-		audit_lock_file(r.fd, LOCK_UN);
+	ret = read_line(&vs->r, &vs->line, &nl);
+	if (ret == 0)
+		return 0;
+	vs->lineno++;
+	if (ret == -EMSGSIZE)
+		return verify_fail(vs, vs->lineno,
+				   "line longer than %u bytes: not a record",
+				   CW_AUDIT_MAX_LINE - 1);
+	if (ret < 0) {
+		audit_err(vs->err, vs->path, (int)vs->lineno,
+			  "reading failed: %s", audit_errstr(-ret));
+		return ret;
 	}
-	if (ret) {
-		audit_err(err, path, 0, "locking or fstat failed: %s",
-			  audit_errstr(-ret));
-		goto out;
+	if (!nl) {
+		if (!vs->damaged_at)
+			return verify_fail(vs, vs->lineno,
+					   "torn last line: no newline at the end, a write was cut short");
+		return verify_fail(vs, vs->damaged_at,
+				   "torn: a write was cut short here, and the last line (%lu) is torn too",
+				   vs->lineno);
 	}
-	if (!S_ISREG(st.st_mode)) {
-		ret = -EINVAL;
-		audit_err(err, path, 0, "is not a regular file");
-		goto out;
+	if (audit_parse_record(vs->line.data, vs->line.len, ri, why,
+			       sizeof(why))) {
+		if (!vs->damaged_at) {
+			vs->damaged_at = vs->lineno;
+			memcpy(vs->dwhy, why, sizeof(vs->dwhy));
+		}
+		if (++vs->damaged_n > MAX_DAMAGED)
+			return verify_fail(vs, vs->damaged_at,
+					   "not a record (%s): edited or corrupted",
+					   vs->dwhy);
+		return NOT_A_RECORD;
 	}
-	r.left = st.st_size;
-	r.blk = malloc(BLOCK_SIZE);
-	if (!r.blk) {
-		ret = -ENOMEM;
-		audit_err(err, path, 0, "no memory");
-		goto out;
+	if (audit_sha256_hex(vs->line.data, vs->line.len, hash)) {
+		audit_err(vs->err, vs->path, (int)vs->lineno, "SHA-256 failed");
+		return -EIO;
 	}
-	for (;;) {
-		ret = read_line(&r, &line, &nl);
-		if (ret == 0)
-			break;
-		lineno++;
-		if (ret == -EMSGSIZE) {
-			ret = verify_fail(&vs, lineno,
-					  "line longer than %u bytes: not a record",
-					  CW_AUDIT_MAX_LINE - 1);
-			goto out;
-		}
-		if (ret < 0) {
-			audit_err(err, path, (int)lineno, "reading failed: %s",
-				  audit_errstr(-ret));
-			goto out;
-		}
-		if (!nl) {
-			if (!damaged_at)
-				ret = verify_fail(&vs, lineno,
-						  "torn last line: no newline at the end, a write was cut short");
-			else
-				ret = verify_fail(&vs, damaged_at,
-						  "torn: a write was cut short here, and the last line (%lu) is torn too",
-						  lineno);
-			goto out;
-		}
-		if (audit_parse_record(line.data, line.len, &ri, why, sizeof(why))) {
-			if (!damaged_at) {
-				damaged_at = lineno;
-				memcpy(dwhy, why, sizeof(dwhy));
-			}
-			if (++damaged_n > MAX_DAMAGED) {
-				ret = verify_fail(&vs, damaged_at,
-						  "not a record (%s): edited or corrupted",
-						  dwhy);
-				goto out;
-			}
-			continue;
-		}
-		ret = audit_sha256_hex(line.data, line.len, hash);
-		if (ret) {
-			audit_err(err, path, (int)lineno, "SHA-256 failed");
-			goto out;
-		}
-		if (lineno == 1) {
-			ret = check_continuation(&vs, c, &ri);
-			if (ret)
-				goto out;
-		} else if (ri.rotated_from[0] && !damaged_at) {
-			ret = verify_fail(&vs, lineno,
-					  "edited: rotated_from belongs only on the first line of a file");
-			goto out;
-		}
-		if (damaged_at) {
-			/* Damage the writer stepped over is a torn write. */
-			if (!ri.torn_before || ri.seq != c->expected ||
-			    strcmp(ri.prev, c->prev_hash)) {
-				ret = verify_fail(&vs, damaged_at,
-						  "not a record (%s): edited or corrupted",
-						  dwhy);
-				goto out;
-			}
-			if (!vs.torn_at) {
-				vs.torn_at = damaged_at;
-				vs.torn_next = lineno;
-			}
-			damaged_at = 0;
-			damaged_n = 0;
-		} else if (strcmp(ri.prev, c->prev_hash)) {
-			if (ri.seq == c->expected && lineno == 1 &&
-			    !c->prev_path) {
-				ret = verify_fail(&vs, lineno,
-						  "edited: the first record must have prev \"\"");
-			} else if (ri.seq == c->expected && lineno == 1) {
-				ret = -EBADMSG;
-				audit_err(err, c->prev_path, (int)c->prev_lines,
-					  "edited: its SHA-256 does not match the prev recorded on line 1 of %s",
-					  path);
-			} else if (ri.seq == c->expected) {
-				ret = verify_fail(&vs, lineno - 1,
-						  "edited: its SHA-256 does not match the prev recorded on line %lu",
-						  lineno);
-			} else if (ri.seq > c->expected) {
-				bool peeked = read_line(&r, &line, &nl) == 1 &&
-					      nl &&
-					      !audit_parse_record(line.data, line.len,
-							    &next, why,
-							    sizeof(why));
+	return 1;
+}
 
-				if (peeked && next.seq == c->expected)
-					ret = verify_fail(&vs, lineno,
-							  "out of order: seq %" PRIu64 " comes before seq %" PRIu64 " (line %lu)",
-							  ri.seq, c->expected,
-							  lineno + 1);
-				else
-					ret = verify_fail(&vs, lineno,
-							  "missing: expected seq %" PRIu64 ", found %" PRIu64 "; the records between were removed",
-							  c->expected, ri.seq);
-			} else {
-				ret = verify_fail(&vs, lineno,
-						  "out of order or duplicated: seq %" PRIu64 " after seq %" PRIu64,
-						  ri.seq, c->expected - 1);
-			}
+/* Verifies one file of the set, continuing the chain c. */
+static int verify_file(struct chain *c, const char *path, int fd,
+		       struct cw_error *err)
+{
+	struct verify_state vs = { .path = path, .err = err, .r.fd = -1 };
+	char hash[HASH_HEX + 1];
+	struct rec_info ri;
+	int ret;
+
+	ret = open_snapshot(&vs, fd);
+	if (ret)
+		goto out;
+	while ((ret = next_record(&vs, &ri, hash)) > 0) {
+		if (ret == NOT_A_RECORD)
+			continue;
+		ret = check_record(&vs, c, &ri, hash);
+		if (ret)
 			goto out;
-		} else if (ri.seq != c->expected) {
-			ret = verify_fail(&vs, lineno,
-					  "edited: seq is %" PRIu64 ", expected %" PRIu64 ", yet prev links it to the line before",
-					  ri.seq, c->expected);
-			goto out;
-		}
-		if (c->anchor && ri.seq == c->anchor->seq) {
-			if (strcmp(hash, c->anchor->hash)) {
-				ret = verify_fail(&vs, lineno,
-						  "edited or replaced: seq %" PRIu64 " has SHA-256 %s, the anchor says %s",
-						  ri.seq, hash, c->anchor->hash);
-				goto out;
-			}
-			c->anchor_seen = true;
-		}
-		c->expected = ri.seq + 1;
-		memcpy(c->prev_hash, hash, sizeof(c->prev_hash));
-		c->good++;
 	}
-	if (damaged_at) {
-		ret = verify_fail(&vs, damaged_at,
-				  "not a record (%s): edited or corrupted", dwhy);
+	if (ret)
+		goto out;
+	if (vs.damaged_at) {
+		ret = verify_fail(&vs, vs.damaged_at,
+				  "not a record (%s): edited or corrupted",
+				  vs.dwhy);
 		goto out;
 	}
-	if (lineno == 0 && c->prev_path) {
+	if (vs.lineno == 0 && c->prev_path) {
 		ret = verify_fail(&vs, 0,
 				  "empty, yet %s was rotated into it: its records were removed",
 				  audit_base_of(c->prev_path));
@@ -317,11 +364,11 @@ static int verify_file(struct chain *c, const char *path, int fd,
 			  vs.torn_next);
 		goto out;
 	}
-	c->prev_lines = lineno;
+	c->prev_lines = vs.lineno;
 	ret = 0;
 out:
-	free(r.blk);
-	cw_buf_free(&line);
+	free(vs.r.blk);
+	cw_buf_free(&vs.line);
 	return ret;
 }
 
