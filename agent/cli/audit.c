@@ -6,7 +6,7 @@
  *   query   the records of an invocation, a type, a time range (JSON Lines)
  *   stats   counts per type, verdicts, denials and events lost
  *
- * Every command reads the rotated set in order (cw_audit_files), so a
+ * Every command reads the rotated set in order (cw_audit_open_files), so a
  * rotation never hides records. Lines that are not records are reported on
  * stderr with their file and line, never skipped in silence.
  */
@@ -29,6 +29,18 @@
 #include "engine/engine.h"
 
 static const char *prog = "cmdwarden audit";
+
+/* A timestamp as cw_format_ts writes it (RFC 3339 UTC), with room. */
+#define TS_LEN 40
+/* A warning about a line: its reason and jansson's text. */
+#define WARN_LEN 300
+/* What tail -f reads at once. */
+#define FOLLOW_BLOCK (64 * 1024)
+/* How long tail -f waits for more, and for a rotated file's name. */
+#define FOLLOW_NAP_NS (100 * 1000 * 1000)
+#define LISTING_NAP_NS (10 * 1000 * 1000)
+/* The most records tail -n shows. */
+#define TAIL_MAX 1000000
 
 enum { OPT_AUDIT = 2000, OPT_ANCHOR, OPT_INV, OPT_TYPE, OPT_SINCE, OPT_UNTIL,
        OPT_VERDICT, OPT_JSON, OPT_HELP };
@@ -135,7 +147,7 @@ static int read_set(const char *path, line_fn fn, void *ctx,
 			line[--n] = '\0';
 			rec = json_loadb(line, (size_t)n, 0, &jerr);
 			if (!json_is_object(rec)) {
-				char why[300];
+				char why[WARN_LEN];
 
 				snprintf(why, sizeof(why),
 					 "not a record (%s), skipped; run 'cmdwarden audit verify'",
@@ -299,7 +311,7 @@ static int ring_add(void *ctx, json_t *rec, const char *line, size_t len,
 /* Prints the complete lines from fd's offset on; keeps a partial one. */
 static int follow_read(int fd, char **pend, size_t *npend)
 {
-	char buf[65536];
+	char buf[FOLLOW_BLOCK];
 	ssize_t got;
 
 	for (;;) {
@@ -368,7 +380,7 @@ static int next_in_set(const char *path, int fd)
 		files = NULL;
 		if (nfd < 0 && i + 1 >= n) {
 			/* not listed (yet): the listing may have missed it */
-			struct timespec nap = { 0, 10 * 1000 * 1000 };
+			struct timespec nap = { 0, LISTING_NAP_NS };
 
 			nanosleep(&nap, NULL);
 		}
@@ -380,7 +392,7 @@ static int next_in_set(const char *path, int fd)
 /* Follows the log from fd's offset, through any number of rotations. */
 static int follow(const char *path, int fd)
 {
-	struct timespec nap = { 0, 100 * 1000 * 1000 };
+	struct timespec nap = { 0, FOLLOW_NAP_NS };
 	struct stat fst, pst;
 	char *pend = NULL;
 	size_t npend = 0;
@@ -447,9 +459,9 @@ static int cmd_tail(int argc, char **argv)
 			errno = 0;
 			n = strtoul(optarg, &end, 10);
 			if (errno || *end || optarg[0] < '0' || optarg[0] > '9' ||
-			    n > 1000000) {
-				fprintf(stderr, "%s tail: -n wants a number of records from 0 to 1000000, got \"%s\"\n",
-					prog, optarg);
+			    n > TAIL_MAX) {
+				fprintf(stderr, "%s tail: -n wants a number of records from 0 to %d, got \"%s\"\n",
+					prog, TAIL_MAX, optarg);
 				return 2;
 			}
 			break;
@@ -580,7 +592,7 @@ struct query {
 	char **types;
 	size_t ntypes;
 	const char *verdict;
-	char since[40], until[40]; /* RFC 3339 as the log writes it, or "" */
+	char since[TS_LEN], until[TS_LEN]; /* as the log writes ts, or "" */
 	uint64_t matched;
 };
 
@@ -736,7 +748,7 @@ struct stats {
 	uint64_t net_denied, seccomp_records, seccomp_denied,
 		seccomp_suppressed, events_lost, calls;
 	bool seccomp_from_exit;
-	char first_ts[40], last_ts[40];
+	char first_ts[TS_LEN], last_ts[TS_LEN];
 };
 
 static void bump(json_t *o, const char *key, json_int_t by)
