@@ -552,7 +552,6 @@ const char *audit_base_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-
 /*
  * Takes the log's flock and, under it, finds the file that path names now
  * (following a rotation another writer made), its size in st, and its last
@@ -843,7 +842,7 @@ out:
  * wrote each. 0, or -errno with err: none after *done written.
  */
 int audit_append_mids(struct cw_audit *a, const struct mids *m, size_t n,
-		       uint64_t *tickets, size_t *done, struct cw_error *err)
+		      uint64_t *tickets, size_t *done, struct cw_error *err)
 {
 	const char *mid;
 	size_t len, i;
@@ -886,8 +885,9 @@ int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
 		return -ENOMEM;
 	}
 	for (i = 0; i < n && !ret; i++) {
-		ret = audit_prepare_record(a, &h, recs[i].type, recs[i].invocation,
-				     recs[i].fields, &m.text, err);
+		ret = audit_prepare_record(a, &h, recs[i].type,
+					   recs[i].invocation, recs[i].fields,
+					   &m.text, err);
 		m.end[i] = m.text.len;
 	}
 	if (ret)

@@ -146,7 +146,8 @@ struct cw_audit_verified {
 	uint64_t records;	/* that passed */
 	size_t files;
 	uint64_t last_seq;	/* of the last record that passed */
-	char last_hash[CW_AUDIT_HASH_HEX + 1]; /* its SHA-256, the next anchor */
+	/* its SHA-256, to keep as the next anchor */
+	char last_hash[CW_AUDIT_HASH_HEX + 1];
 };
 
 /* cw_audit_verify, and with an anchor also that the record with that seq

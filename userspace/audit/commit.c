@@ -6,8 +6,8 @@
  * the log's flusher thread appends what is queued with one write(), makes
  * it durable and tells the writers, in order.
  *
- * Everything here runs under the handle's lock (a->lock), released only
- * around an fdatasync and while writers are told.
+ * The counters and the queues are the handle's lock's (a->lock): the
+ * flusher holds it but around an fdatasync and while it tells writers.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,15 +20,6 @@
 /* Room for this many queued records at first; it doubles when full. */
 #define PEND_MIN 64
 
-/*
- * Makes this handle's appends up to ticket durable. One thread at a time
- * flushes, outside the lock and on its own descriptor (a rotation may
- * replace wfd meanwhile), while others go on appending; they wait for
- * that flush to end and the next one covers all of them: under load one
- * fdatasync serves many calls. A failed flush fails every append it
- * covered; those records stay in the file (others may follow them), so a
- * reader can find a record whose writer was told it failed.
- */
 /* One flush by this thread, a->lock held (and released during the
  * fdatasync); the caller has checked that no other thread is flushing. */
 static void flush_once(struct cw_audit *a)
@@ -60,8 +51,17 @@ static void flush_once(struct cw_audit *a)
 	pthread_cond_broadcast(&a->synced_cond);
 }
 
+/*
+ * Makes this handle's appends up to ticket durable. One thread at a time
+ * flushes, outside the lock and on its own descriptor (a rotation may
+ * replace wfd meanwhile), while others go on appending; they wait for
+ * that flush to end and the next one covers all of them: under load one
+ * fdatasync serves many calls. A failed flush fails every append it
+ * covered; those records stay in the file (others may follow them), so a
+ * reader can find a record whose writer was told it failed.
+ */
 int audit_sync_through(struct cw_audit *a, uint64_t ticket,
-			struct cw_error *err)
+		       struct cw_error *err)
 {
 	int ret = 0;
 

@@ -64,7 +64,7 @@ bool audit_is_hash_hex(const char *s)
 
 /* 0 if buf holds a record as this module writes them, else -EBADMSG. */
 int audit_parse_record(const char *buf, size_t len, struct rec_info *ri,
-			char *why, size_t whylen)
+		       char *why, size_t whylen)
 {
 	json_error_t jerr;
 	json_t *root, *v;
@@ -330,9 +330,9 @@ static bool has_reserved(json_t *fields)
 /* Checks a record and appends its middle (type, invocation, fields) to
  * mid. */
 int audit_prepare_record(struct cw_audit *a, struct heads *h,
-			  const char *type, const char *invocation,
-			  json_t *fields, struct cw_buf *mid,
-			  struct cw_error *err)
+			 const char *type, const char *invocation,
+			 json_t *fields, struct cw_buf *mid,
+			 struct cw_error *err)
 {
 	size_t i, start = mid->len;
 	int ret;

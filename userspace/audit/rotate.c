@@ -148,7 +148,7 @@ static void free_set(char **files, size_t n)
  * its fstat. A log deleted while open stays an error.
  */
 int audit_follow_path(struct cw_audit *a, struct stat *st,
-		       struct cw_error *err)
+		      struct cw_error *err)
 {
 	const int wflags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY;
 	const int rflags = O_RDONLY | O_CLOEXEC | O_NOCTTY;
@@ -225,8 +225,8 @@ int audit_follow_path(struct cw_audit *a, struct stat *st,
  * file's last hash in prev and its name in rotated_from.
  */
 int audit_rotate(struct cw_audit *a, const struct cw_buf *line,
-		  const char *rotated_name, const char *rotated_path,
-		  bool linked, struct cw_error *err)
+		 const char *rotated_name, const char *rotated_path,
+		 bool linked, struct cw_error *err)
 {
 	char *tmp = NULL, *dir = NULL;
 	int fd = -1, rfd = -1, ret;
@@ -318,7 +318,7 @@ out:
 /* The name the current file gets when rotated; *linked when a crash left
  * it linked already (the highest rotated name is the current file). */
 int audit_rotation_name(struct cw_audit *a, const struct stat *st,
-			 char **rpath, bool *linked, struct cw_error *err)
+			char **rpath, bool *linked, struct cw_error *err)
 {
 	struct stat rst;
 	char **files;
