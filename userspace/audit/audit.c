@@ -6,9 +6,13 @@
  * agents sharing the file form a single chain: each line carries the SHA-256
  * of the line before it. A writer remembers where its own last record ended;
  * when the file has grown (or shrunk) since, it reads the tail backwards to
- * pick up the chain from whoever wrote last. Group commit (commit.c) makes
- * the appends durable, rotation (rotate.c) starts a new file when one is
- * full, verify.c reads a log back; audit_int.h lists what they share.
+ * pick up the chain from whoever wrote last. Single and batched appends
+ * seal each record's line with seal_line, the one place for the chain's
+ * rules (seq, prev, the line limit, the rotation size).
+ *
+ * A record's text is built in record.c; group commit (commit.c) makes the
+ * appends durable; rotation (rotate.c) starts a new file when one is full;
+ * verify.c reads a log back; audit_int.h lists what they share.
  */
 #include <errno.h>
 #include <fcntl.h>
