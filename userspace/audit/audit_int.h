@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the files of the audit log share: the handle, the waiting writers
- * of group commit, a record's parts and the helpers each file calls.
+ * of group commit, a record's parts and the functions each file calls.
  *   audit.c   open and close, the chain's tail, appends (the integrity core)
  *   record.c  a record's text: checking fields, building a line, parsing one
  *   commit.c  group commit: shared fdatasyncs, the queue and its flusher
  *   rotate.c  size-based rotation and the files of a rotated log
  *   verify.c  reading a log back and checking its chain
+ *   types.c   the record types' names (types.h, public with audit.h)
  * Nothing here is for other modules (audit.h is).
  */
 #ifndef CW_AUDIT_AUDIT_INT_H
