@@ -25,13 +25,11 @@
 #include <jansson.h>
 
 #include "audit/audit.h"
-#include "cli/audit.h"
+#include "cli/cli.h"
 #include "engine/engine.h"
 
 static const char *prog = "cmdwarden audit";
 
-/* A timestamp as cw_format_ts writes it (RFC 3339 UTC), with room. */
-#define TS_LEN 40
 /* A warning about a line: its reason and jansson's text. */
 #define WARN_LEN 300
 /* What tail -f reads at once. */
@@ -592,7 +590,7 @@ struct query {
 	char **types;
 	size_t ntypes;
 	const char *verdict;
-	char since[TS_LEN], until[TS_LEN]; /* as the log writes ts, or "" */
+	char since[CW_TS_LEN], until[CW_TS_LEN]; /* as the log writes ts, or "" */
 	uint64_t matched;
 };
 
@@ -748,7 +746,7 @@ struct stats {
 	uint64_t net_denied, seccomp_records, seccomp_denied,
 		seccomp_suppressed, events_lost, calls;
 	bool seccomp_from_exit;
-	char first_ts[TS_LEN], last_ts[TS_LEN];
+	char first_ts[CW_TS_LEN], last_ts[CW_TS_LEN];
 };
 
 static void bump(json_t *o, const char *key, json_int_t by)

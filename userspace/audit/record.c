@@ -23,14 +23,13 @@
 #define LIT(s) s, sizeof(s) - 1
 
 /* A line's start, {"ts":"<ts>","seq":<seq>, built in a buffer of HEAD_LEN
- * bytes: the timestamp gets TS_LEN (cw_format_ts writes 27 bytes and a NUL),
+ * bytes: the timestamp gets CW_TS_LEN (cw_format_ts writes 27 bytes and a NUL),
  * the seq at most 20 digits. */
 #define TS_KEY "{\"ts\":\""
 #define SEQ_KEY "\",\"seq\":"
-#define TS_LEN 40
 #define SEQ_DIGITS 20
 #define HEAD_LEN 96
-_Static_assert(sizeof(TS_KEY) - 1 + TS_LEN + sizeof(SEQ_KEY) - 1 +
+_Static_assert(sizeof(TS_KEY) - 1 + CW_TS_LEN + sizeof(SEQ_KEY) - 1 +
 	       SEQ_DIGITS + 1 <= HEAD_LEN, "a line's head fits HEAD_LEN");
 
 static const char *const reserved[] = {
@@ -284,7 +283,7 @@ int audit_build_line(struct cw_buf *line, bool need_nl, uint64_t seq,
 	size_t h = sizeof(TS_KEY) - 1;
 
 	memcpy(head, TS_KEY, h);
-	cw_format_ts(cw_now_us(), head + h, TS_LEN);
+	cw_format_ts(cw_now_us(), head + h, CW_TS_LEN);
 	h += strlen(head + h);
 	memcpy(head + h, LIT(SEQ_KEY));
 	h += sizeof(SEQ_KEY) - 1;

@@ -45,7 +45,9 @@ int64_t cw_mono_us(void);
 /* The time ms milliseconds from now on clock clk, as the deadline of a
  * pthread_cond_timedwait whose condition uses that clock. */
 void cw_deadline_ms(clockid_t clk, int64_t ms, struct timespec *ts);
-/* RFC 3339 UTC with microseconds: 2026-11-29T21:18:13.123456Z (buf >= 32). */
+/* RFC 3339 UTC with microseconds: 2026-11-29T21:18:13.123456Z: 27 bytes and
+ * the NUL; CW_TS_LEN leaves room for a year past 9999. */
+#define CW_TS_LEN 40
 void cw_format_ts(int64_t us, char *buf, size_t len);
 
 /* Growable byte buffer. */
