@@ -34,6 +34,7 @@
 #include "audit/audit.h"
 #include "engine/engine.h"
 #include "engine/jobs.h"
+#include "engine/layers.h"
 #include "kernel/bpfnet.h"
 #include "kernel/cgroup.h"
 #include "kernel/cgroup_pool.h"
@@ -93,224 +94,7 @@ struct cw_engine {
 	size_t nsealed;
 };
 
-/* Which probed features each layer needs, and whether this build
- * enforces it at all. */
 static void sealed_expire(struct cw_engine *e, bool force);
-
-struct layer {
-	const char *name;
-	unsigned bit;
-	bool built;
-	enum cw_feature need[5];
-	size_t nneed;
-};
-
-static const struct layer layers[] = {
-	{ "seccomp", CW_LAYER_SECCOMP, true, { CW_FEAT_SECCOMP }, 1 },
-	{ "landlock", CW_LAYER_LANDLOCK, true, { CW_FEAT_LANDLOCK }, 1 },
-	{ "bpf_net", CW_LAYER_BPF_NET, true,
-	  { CW_FEAT_CGROUP2, CW_FEAT_BPF_CGROUP_SOCK_ADDR,
-	    CW_FEAT_BPF_CGROUP_SOCK, CW_FEAT_BPF_CGROUP_SKB,
-	    CW_FEAT_BPF_RINGBUF }, 5 },
-	{ "cgroup", CW_LAYER_CGROUP, true, { CW_FEAT_CGROUP2 }, 1 },
-	{ "bpf_trace", CW_LAYER_BPF_TRACE, true,
-	  { CW_FEAT_CGROUP2, CW_FEAT_KERNEL_BTF, CW_FEAT_BPF_TRACEPOINT,
-	    CW_FEAT_BPF_RINGBUF }, 4 },
-};
-
-static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
-static struct cw_probe probe;
-
-/*
- * The probe parses the kernel's BTF and loads BPF objects: done in a child,
- * so the agent's own memory never holds them (its resident size stays
- * small). The result is plain data, passed back through a pipe.
- */
-static void run_probe(void)
-{
-	int fds[2], status, rc;
-	pid_t pid;
-
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		goto inline_probe;
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		goto inline_probe;
-	}
-	if (pid == 0) {
-		struct cw_probe p;
-
-		close(fds[0]);
-		cw_probe_run(&p);
-		_exit(cw_write_all(fds[1], &p, sizeof(p)) < 0 ? 1 : 0);
-	}
-	close(fds[1]);
-	rc = cw_read_all(fds[0], &probe, sizeof(probe));
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (rc == 0)
-		return;
-inline_probe:
-	cw_probe_run(&probe);
-}
-
-const struct cw_probe *cw_engine_probe(void)
-{
-	pthread_once(&probe_once, run_probe);
-	return &probe;
-}
-
-/* NULL when the layer can be used, else why not. */
-static const char *layer_missing(const struct layer *l, char *buf,
-				 size_t len)
-{
-	const struct cw_probe *p = cw_engine_probe();
-	size_t i;
-
-	if (!l->built)
-		return "this version of cmdwarden does not enforce this layer yet";
-	for (i = 0; i < l->nneed; i++) {
-		const struct cw_probe_item *it = &p->item[l->need[i]];
-
-		if (!it->ok) {
-			snprintf(buf, len, "%s: %s", cw_probe_name(l->need[i]),
-				 it->detail);
-			return buf;
-		}
-	}
-	return NULL;
-}
-
-static bool layer_on(unsigned bit)
-{
-	char why[256];
-	size_t i;
-
-	for (i = 0; i < CW_ARRAY_SIZE(layers); i++)
-		if (layers[i].bit == bit)
-			return !layer_missing(&layers[i], why, sizeof(why));
-	return false;
-}
-
-json_t *cw_engine_layers(void)
-{
-	json_t *o = json_object();
-	char why[256];
-	size_t i;
-
-	for (i = 0; o && i < CW_ARRAY_SIZE(layers); i++)
-		json_object_set_new(o, layers[i].name,
-				    json_boolean(!layer_missing(&layers[i], why,
-								sizeof(why))));
-	return o;
-}
-
-json_t *cw_engine_layers_off(void)
-{
-	json_t *o = json_object();
-	char why[256];
-	const char *m;
-	size_t i;
-
-	for (i = 0; o && i < CW_ARRAY_SIZE(layers); i++) {
-		m = layer_missing(&layers[i], why, sizeof(why));
-		if (m)
-			json_object_set_new(o, layers[i].name, json_string(m));
-	}
-	return o;
-}
-
-void cw_engine_layer_warnings(const struct cw_policy *p, struct cw_diag *warn)
-{
-	const struct cw_sandbox *sb = cw_policy_sandbox(p);
-	char why[256];
-	const char *m;
-	size_t i;
-
-	for (i = 0; i < CW_ARRAY_SIZE(layers); i++) {
-		if (sb->require_layers & layers[i].bit)
-			continue;
-		m = layer_missing(&layers[i], why, sizeof(why));
-		if (m)
-			cw_diag_add(warn, p->source, 0, 0, "", "layer \"%s\" is not available and commands run without it: %s",
-				    layers[i].name, m);
-	}
-}
-
-static void check_layers(const struct cw_policy *p, const char *source,
-			 struct cw_diag *diag)
-{
-	const struct cw_sandbox *sb = cw_policy_sandbox(p);
-	char why[256];
-	const char *m;
-	size_t i;
-
-	for (i = 0; i < CW_ARRAY_SIZE(layers); i++) {
-		if (!(sb->require_layers & layers[i].bit))
-			continue;
-		m = layer_missing(&layers[i], why, sizeof(why));
-		if (m)
-			cw_diag_add(diag, source, 0, 0,
-				    "tools.run_command.sandbox.require_layers",
-				    "required layer \"%s\" is not available: %s; remove it from require_layers to run without it",
-				    layers[i].name, m);
-	}
-}
-
-struct cw_policy *cw_engine_load_policy(const char *path,
-					struct cw_diag *diag)
-{
-	struct cw_seccomp_prog *prog;
-	struct cw_policy *p;
-	struct cw_error err;
-	size_t before = diag->n;
-	const char *source = path ? path : "<embedded>";
-
-	p = path ? cw_policy_load_file(path, diag) :
-		   cw_policy_load_default(diag);
-	if (!p)
-		return NULL;
-	prog = cw_seccomp_build(cw_policy_sandbox(p), &err);
-	if (!prog)
-		cw_diag_add(diag, source, 0, 0,
-			    "tools.run_command.sandbox.seccomp", "%s",
-			    err.text);
-	cw_seccomp_free(prog);
-	check_layers(p, source, diag);
-	if (diag->n > before) {
-		cw_policy_free(p);
-		errno = EINVAL;
-		return NULL;
-	}
-	return p;
-}
-
-/* A list on the left of in/regex means "every element": in deny_if on
- * command.programs that denies only when all programs match, which is
- * rarely what the author meant. */
-void cw_engine_lint(const struct cw_policy *p, struct cw_diag *warn)
-{
-	size_t i, j;
-
-	for (i = 0; i < p->nrules; i++) {
-		const struct cw_rule *r = &p->rules[i];
-
-		for (j = 0; j < r->ndeny_if; j++) {
-			const struct cw_cond *c = &r->deny_if[j];
-
-			if (c->kind != CW_PATH_CMD_PROGRAMS ||
-			    (c->op != CW_OP_IN && c->op != CW_OP_REGEX))
-				continue;
-			cw_diag_add(warn, p->source, 0, 0, c->where,
-				    "deny_if command.programs with \"%s\" holds only when every program matches, so \"ls; rm x\" passes a rule about rm; to deny when any program matches, use \"contains\" in deny_if, or \"%s\" in require",
-				    cw_op_name(c->op),
-				    c->op == CW_OP_IN ? "not_in" : "not_regex");
-		}
-	}
-}
 
 /*
  * Kernel events of calls: tracepoint BPF where this kernel has it (which
@@ -327,7 +111,7 @@ static int open_trace(struct cw_engine *e, const struct cw_engine_opts *o,
 				    .cgroup2_mount = p->cgroup2_mount };
 	struct cw_error err = { 0 };
 
-	if (layer_on(CW_LAYER_BPF_TRACE)) {
+	if (cw_layer_on(CW_LAYER_BPF_TRACE)) {
 		to.bpf = true;
 		e->trace = cw_trace_open(&to, &err);
 		if (e->trace)
@@ -400,7 +184,7 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 	if (!e->rules)
 		goto fail;
 	e->max_running = max_concurrent(e->rules->policy);
-	if (layer_on(CW_LAYER_CGROUP)) {
+	if (cw_layer_on(CW_LAYER_CGROUP)) {
 		json_t *d;
 
 		e->cg = cw_cgroup_open(&err);
@@ -418,7 +202,7 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 					      cw_policy_sandbox(e->rules->policy));
 	}
 	/* Loaded and attached once; calls only update maps. */
-	if (layer_on(CW_LAYER_BPF_NET) && e->cg &&
+	if (cw_layer_on(CW_LAYER_BPF_NET) && e->cg &&
 	    cw_cgroup_calls_fd(e->cg) >= 0) {
 		struct cw_bpfnet_opts no = {
 			.cgroup_fd = cw_cgroup_calls_fd(e->cg),
@@ -537,7 +321,7 @@ struct cw_rules *cw_rules_load(const char *path, struct cw_diag *diag)
 			    err.text);
 		goto fail;
 	}
-	if (layer_on(CW_LAYER_LANDLOCK)) {
+	if (cw_layer_on(CW_LAYER_LANDLOCK)) {
 		r->landlock = calloc(1, sizeof(*r->landlock));
 		if (!r->landlock) {
 			cw_diag_add(diag, r->policy->source, 0, 0, "",

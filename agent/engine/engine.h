@@ -12,7 +12,9 @@
 #include <jansson.h>
 
 #include "audit/audit.h"
+#include "engine/layers.h"
 #include "policy/decide.h"
+#include "policy/lint.h"
 #include "policy/policy.h"
 #include "kernel/probe.h"
 #include "kernel/spawn.h"
@@ -42,14 +44,13 @@ struct cw_engine_opts {
 					 * than pausing the call */
 };
 
-/* Loads and fully validates a policy: parse, compile, build its seccomp
- * filter (unknown syscall names), check require_layers against what this
- * kernel and build offer. NULL with every problem in diag. */
-struct cw_policy *cw_engine_load_policy(const char *path,
-					struct cw_diag *diag);
-
-/* Legal but probably unintended constructs, as warnings. */
-void cw_engine_lint(const struct cw_policy *p, struct cw_diag *warn);
+/* Legal but probably unintended constructs, as warnings: the policy's
+ * lint (policy/lint.h), under the name `check` and `serve` call it by. */
+static inline void cw_engine_lint(const struct cw_policy *p,
+				  struct cw_diag *warn)
+{
+	cw_policy_lint(p, warn);
+}
 
 struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 				 struct cw_diag *diag);
@@ -183,18 +184,5 @@ int64_t cw_engine_max_concurrent(const struct cw_engine *e);
  * refused). A background call: {message, pid, sandboxId}, extended with
  * invocation_id, background and audit. New reference. */
 json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended);
-
-/* Layer availability for this kernel and build, as a JSON object. */
-json_t *cw_engine_layers(void);
-
-/* The layers that are off, each with why: {"cgroup": "..."}. */
-json_t *cw_engine_layers_off(void);
-
-/* The probe of this kernel, run once per process. */
-const struct cw_probe *cw_engine_probe(void);
-
-/* Layers the policy does not require but that are unavailable: they are
- * skipped, and said so once at start. */
-void cw_engine_layer_warnings(const struct cw_policy *p, struct cw_diag *warn);
 
 #endif
