@@ -35,6 +35,7 @@
 #include "engine/engine.h"
 #include "engine/jobs.h"
 #include "engine/layers.h"
+#include "server/tools.h"
 #include "kernel/bpfnet.h"
 #include "kernel/cgroup.h"
 #include "kernel/cgroup_pool.h"
@@ -46,10 +47,11 @@
 #include "kernel/seccomp.h"
 #include "kernel/trace.h"
 
-#define MAX_ENVS 256
 #define SEALED_MAX 1024
+/* A job keeps this much of each stream when the policy sets no
+ * max_output_bytes. */
+#define JOB_OUTPUT_DEFAULT (1024 * 1024)
 #define SEALED_TTL_US (300LL * 1000000)	/* beyond TCP's FIN timeouts */
-#define MAX_ENV_BYTES (64 * 1024)
 
 /* A Landlock ruleset in use by launches; freed by its last user. */
 struct ll_ref {
@@ -395,212 +397,6 @@ void cw_engine_set_rules(struct cw_engine *e, struct cw_rules *r)
 	e->max_running = max_concurrent(r->policy);
 	pthread_mutex_unlock(&e->lock);
 	cw_rules_put(old);
-}
-
-static bool path_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	if (n == 1 && dir[0] == '/')
-		return true;
-	return strncmp(path, dir, n) == 0 &&
-	       (path[n] == '\0' || path[n] == '/');
-}
-
-static bool under_any(const char *path, const struct cw_strv *v)
-{
-	size_t i;
-
-	for (i = 0; i < v->n; i++)
-		if (path_under(path, v->v[i]))
-			return true;
-	return false;
-}
-
-/* Everything the call may set for itself, checked and narrowed. */
-struct run_args {
-	char *command;
-	char cwd[PATH_MAX];
-	bool has_cwd;
-	bool background;
-	int64_t timeout_ms;
-	char **env;		/* NULL-terminated "K=V" */
-};
-
-static void run_args_free(struct run_args *a)
-{
-	size_t i;
-
-	free(a->command);
-	a->command = NULL;
-	if (a->env)
-		for (i = 0; a->env[i]; i++)
-			free(a->env[i]);
-	free(a->env);
-	a->env = NULL;
-}
-
-static const char *const run_keys[] = { "command", "sandboxId", "background",
-					"cwd", "envs", "timeout" };
-
-/* 0, or -EINVAL with msg saying what was wrong. */
-static int parse_run_args(const struct cw_sandbox *sb, json_t *args,
-			  struct run_args *a, char *msg, size_t len)
-{
-	const char *key;
-	json_t *v;
-	size_t i, n = 0, bytes = 0;
-
-	memset(a, 0, sizeof(*a));
-	a->timeout_ms = sb->timeout_s * 1000;
-	if (!args || !json_is_object(args)) {
-		snprintf(msg, len, "arguments must be an object with a \"command\" string");
-		return -EINVAL;
-	}
-	json_object_foreach(args, key, v) {
-		bool known = false;
-
-		for (i = 0; i < CW_ARRAY_SIZE(run_keys); i++)
-			known |= strcmp(key, run_keys[i]) == 0;
-		if (!known) {
-			snprintf(msg, len, "unknown argument \"%.64s\"; expected command, sandboxId, background, cwd, envs or timeout",
-				 key);
-			return -EINVAL;
-		}
-	}
-	v = json_object_get(args, "command");
-	if (!json_is_string(v) || json_string_length(v) == 0) {
-		snprintf(msg, len, "\"command\" must be a non-empty string");
-		return -EINVAL;
-	}
-	if (strlen(json_string_value(v)) != json_string_length(v)) {
-		snprintf(msg, len, "\"command\" must not contain NUL bytes");
-		return -EINVAL;
-	}
-	v = json_object_get(args, "sandboxId");
-	if (v && (!json_is_string(v) || json_string_length(v) >= 128)) {
-		snprintf(msg, len, "\"sandboxId\" must be a string of at most 127 bytes");
-		return -EINVAL;
-	}
-	v = json_object_get(args, "background");
-	if (v && !json_is_boolean(v)) {
-		snprintf(msg, len, "\"background\" must be a boolean");
-		return -EINVAL;
-	}
-	a->background = json_is_true(v);
-	v = json_object_get(args, "timeout");
-	if (v) {
-		double t = json_is_number(v) ? json_number_value(v) : -1;
-
-		if (!(t > 0) || t > 86400) {
-			snprintf(msg, len, "\"timeout\" must be a number of seconds greater than 0 and at most 86400");
-			return -EINVAL;
-		}
-		/* A call may only shorten the policy's timeout. */
-		if ((int64_t)(t * 1000) < a->timeout_ms)
-			a->timeout_ms = (int64_t)(t * 1000);
-		if (a->timeout_ms < 1)
-			a->timeout_ms = 1;
-	}
-	v = json_object_get(args, "cwd");
-	if (v) {
-		const char *c = json_is_string(v) ? json_string_value(v) : NULL;
-
-		if (!c || c[0] != '/' || strlen(c) >= PATH_MAX) {
-			snprintf(msg, len, "\"cwd\" must be an absolute path");
-			return -EINVAL;
-		}
-		if (!realpath(c, a->cwd)) {
-			snprintf(msg, len, "\"cwd\" %.256s: %s", c,
-				 strerror(errno));
-			return -EINVAL;
-		}
-		/* Narrow only: inside the sandbox's cwd or a readable or
-		 * writable tree, never inside a denied one. */
-		if (!(path_under(a->cwd, sb->cwd) ||
-		      under_any(a->cwd, &sb->filesystem.read) ||
-		      under_any(a->cwd, &sb->filesystem.write)) ||
-		    under_any(a->cwd, &sb->filesystem.deny)) {
-			snprintf(msg, len, "\"cwd\" %.256s is outside what the policy's sandbox allows",
-				 a->cwd);
-			return -EINVAL;
-		}
-		a->has_cwd = true;
-	}
-	v = json_object_get(args, "envs");
-	if (v) {
-		json_t *ev;
-
-		if (!json_is_object(v) || json_object_size(v) > MAX_ENVS) {
-			snprintf(msg, len, "\"envs\" must be an object of at most %d strings",
-				 MAX_ENVS);
-			return -EINVAL;
-		}
-		a->env = calloc(json_object_size(v) + 1, sizeof(char *));
-		if (!a->env) {
-			snprintf(msg, len, "out of memory");
-			return -ENOMEM;
-		}
-		json_object_foreach(v, key, ev) {
-			const char *s = json_string_value(ev);
-
-			if (!cw_is_identifier(key) || !s ||
-			    strlen(s) != json_string_length(ev)) {
-				snprintf(msg, len, "\"envs.%.64s\" must be a string value under a name of letters, digits and _",
-					 key);
-				run_args_free(a);
-				return -EINVAL;
-			}
-			bytes += strlen(key) + strlen(s) + 2;
-			if (bytes > MAX_ENV_BYTES) {
-				snprintf(msg, len, "\"envs\" exceeds %d bytes",
-					 MAX_ENV_BYTES);
-				run_args_free(a);
-				return -EINVAL;
-			}
-			if (asprintf(&a->env[n], "%s=%s", key, s) < 0) {
-				a->env[n] = NULL;
-				snprintf(msg, len, "out of memory");
-				run_args_free(a);
-				return -ENOMEM;
-			}
-			n++;
-		}
-	}
-	/* Owned: a background command outlives the request's arguments. */
-	a->command = strdup(json_string_value(json_object_get(args, "command")));
-	if (!a->command) {
-		snprintf(msg, len, "out of memory");
-		run_args_free(a);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* command_status / command_kill: {"invocation_id": "inv-..."}. */
-static int parse_job_args(json_t *args, const char **inv, char *msg,
-			  size_t len)
-{
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(args, key, v) {
-		if (strcmp(key, "invocation_id") && strcmp(key, "sandboxId")) {
-			snprintf(msg, len, "unknown argument \"%.64s\"; expected invocation_id or sandboxId",
-				 key);
-			return -EINVAL;
-		}
-	}
-	v = json_object_get(args, "invocation_id");
-	if (!json_is_string(v) || !json_string_length(v) ||
-	    json_string_length(v) > 64) {
-		snprintf(msg, len, "\"invocation_id\" must be the invocation id a background run_command returned");
-		return -EINVAL;
-	}
-	*inv = json_string_value(v);
-	return 0;
 }
 
 static int audit(struct cw_engine *e, struct cw_call_result *r,
@@ -1026,7 +822,7 @@ static bool cancelled(int fd)
  * back. On the caller's thread, or on a background job's.
  */
 static void run_launch(struct cw_engine *e, struct cw_rules *ru,
-		       const char *tool, const struct run_args *ra,
+		       const char *tool, const struct cw_run_args *ra,
 		       const struct runner *rn, struct cw_cgroup_call *cgc,
 		       bool sync_launch, struct cw_call_result *r)
 {
@@ -1337,7 +1133,7 @@ struct bg_call {
 	struct cw_engine *e;
 	struct cw_rules *ru;		/* a reference, for the job's life */
 	struct cw_cgroup_call *cgc;	/* made ahead, or NULL */
-	struct run_args ra;
+	struct cw_run_args ra;
 	struct cw_call_result r;
 	struct cw_job *job;
 };
@@ -1372,14 +1168,14 @@ static void bg_main(struct cw_job *job, void *arg)
 	cw_job_finish(job, bg->r.outcome == CW_OUTCOME_RAN ? &bg->r.run : NULL,
 		      bg->r.outcome == CW_OUTCOME_RAN ? NULL : bg->r.message);
 	cw_engine_result_free(&bg->r);
-	run_args_free(&bg->ra);
+	cw_run_args_free(&bg->ra);
 	cw_rules_put(bg->ru);
 	free(bg);
 }
 
 /* Starts ra's command in the background; r gets its pid once it runs. */
 static void run_background(struct cw_engine *e, struct cw_rules *ru,
-			   struct run_args *ra, struct cw_cgroup_call **cgc,
+			   struct cw_run_args *ra, struct cw_cgroup_call **cgc,
 			   const struct cw_call *call,
 			   struct cw_call_result *r)
 {
@@ -1409,10 +1205,10 @@ static void run_background(struct cw_engine *e, struct cw_rules *ru,
 	ret = cw_jobs_start(e->jobs, r->invocation, call->grant,
 			    sb->max_output_bytes > 0 ?
 				    (size_t)sb->max_output_bytes :
-				    1024 * 1024,
+				    JOB_OUTPUT_DEFAULT,
 			    bg_main, bg, &job);
 	if (ret < 0) {
-		run_args_free(&bg->ra);
+		cw_run_args_free(&bg->ra);
 		cw_cgroup_pool_retire(e->pool, bg->cgc, false);
 		cw_rules_put(bg->ru);
 		free(bg);
@@ -1449,9 +1245,6 @@ static void job_tool(struct cw_engine *e, const struct cw_call *call,
 		snprintf(r->message, sizeof(r->message), "%s", msg);
 		return;
 	}
-	if (r->sandbox_id[0])
-		json_object_set_new(r->data, "sandboxId",
-				    json_string(r->sandbox_id));
 	r->outcome = CW_OUTCOME_RAN;
 }
 
@@ -1465,7 +1258,7 @@ static void progress_tick(void *ctx, int64_t elapsed_us)
 /* Without a person to ask: an approval id an operator decides, and the
  * identical call retried once it is approved. */
 static void operator_approval(struct cw_engine *e, const struct cw_call *call,
-			      const struct run_args *ra,
+			      const struct cw_run_args *ra,
 			      struct cw_call_result *r, json_t **how)
 {
 	static const char *const states[] = { "pending", "approved",
@@ -1567,7 +1360,7 @@ json_t *cw_engine_control(struct cw_engine *e, json_t *req,
  * is ALLOW or DENY; *how (may stay NULL) describes the answer for the
  * decision record. */
 static void approve(struct cw_engine *e, const struct cw_sandbox *sb,
-		    const struct cw_call *call, const struct run_args *ra,
+		    const struct cw_call *call, const struct cw_run_args *ra,
 		    const struct cw_call_hooks *h, struct cw_call_result *r,
 		    json_t **how)
 {
@@ -1608,8 +1401,6 @@ static void approve(struct cw_engine *e, const struct cw_sandbox *sb,
 		 call->tool);
 }
 
-enum tool_kind { TOOL_OTHER, TOOL_RUN, TOOL_STATUS, TOOL_KILL };
-
 static void call_with(struct cw_engine *e, struct cw_rules *ru,
 		      const struct cw_call *call,
 		      const struct cw_call_hooks *h, struct cw_call_result *r);
@@ -1630,15 +1421,15 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 		      const struct cw_call_hooks *h, struct cw_call_result *r)
 {
 	const struct cw_sandbox *sb = cw_policy_sandbox(ru->policy);
-	struct run_args ra = { 0 };
+	struct cw_tool_args ta;
+	struct cw_run_args *ra = &ta.run;
 	struct runner rn = { .cancel_fd = -1 };
 	struct cw_cgroup_call *cgc = NULL;
 	struct cw_error err = { 0 };
-	enum tool_kind kind = TOOL_OTHER;
-	bool reserved = false, invalid = false, slot = false;
-	const char *job_inv = NULL;
+	enum cw_tool_kind kind;
+	bool reserved = false, invalid, slot = false;
 	int64_t now = cw_now_us(), running = 0;
-	json_t *sid, *rec, *how = NULL;
+	json_t *rec, *how = NULL;
 	int ret;
 
 	/* All but the verdict's limit table, which cw_decide fills. */
@@ -1646,24 +1437,10 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 	memset(&r->verdict.nlimits, 0, sizeof(*r) -
 	       offsetof(struct cw_call_result, verdict.nlimits));
 	cw_random_id("inv-", r->invocation, sizeof(r->invocation));
-	sid = call->args ? json_object_get(call->args, "sandboxId") : NULL;
-	if (json_is_string(sid))
-		snprintf(r->sandbox_id, sizeof(r->sandbox_id), "%s",
-			 json_string_value(sid));
-	if (!strcmp(call->tool, CW_TOOL_RUN_COMMAND))
-		kind = TOOL_RUN;
-	else if (!strcmp(call->tool, CW_TOOL_COMMAND_STATUS))
-		kind = TOOL_STATUS;
-	else if (!strcmp(call->tool, CW_TOOL_COMMAND_KILL))
-		kind = TOOL_KILL;
-
-	if (kind == TOOL_RUN && parse_run_args(sb, call->args, &ra, r->message,
-					       sizeof(r->message)) < 0)
-		invalid = true;
-	if ((kind == TOOL_STATUS || kind == TOOL_KILL) &&
-	    parse_job_args(call->args, &job_inv, r->message,
-			   sizeof(r->message)) < 0)
-		invalid = true;
+	invalid = cw_tool_args_parse(sb, call->tool, call->args, &ta,
+				     r->message, sizeof(r->message)) < 0;
+	memcpy(r->sandbox_id, ta.sandbox_id, sizeof(r->sandbox_id));
+	kind = ta.kind;
 
 	if (!invalid && h && h->decided) {
 		cw_verdict_copy(&r->verdict, h->decided);
@@ -1679,11 +1456,11 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 		}
 	}
 	if (!invalid && r->verdict.kind == CW_VERDICT_APPROVAL) {
-		approve(e, sb, call, &ra, h, r, &how);
+		approve(e, sb, call, ra, h, r, &how);
 		now = cw_now_us();
 	}
 	if (!invalid && r->verdict.kind == CW_VERDICT_ALLOW &&
-	    kind == TOOL_RUN) {
+	    kind == CW_TOOL_RUN) {
 		slot = slot_take(e, &running);
 		if (!slot) {
 			r->verdict.kind = CW_VERDICT_DENY;
@@ -1711,7 +1488,7 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 		ret = cw_rate_reserve_flags(e->rates, r->verdict.limits,
 					    r->verdict.nlimits, now,
 					    r->invocation,
-					    kind == TOOL_RUN && !ra.background ?
+					    kind == CW_TOOL_RUN && !ra->background ?
 						    CW_RATE_DEFER_SYNC :
 						    0,
 					    &retry, &which, &err);
@@ -1769,7 +1546,7 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 		ret = -ENOMEM;
 	} else {
 		ret = audit(e, r, "decision", rec,
-			    reserved && kind == TOOL_RUN ? CW_AUDIT_DEFER_SYNC :
+			    reserved && kind == CW_TOOL_RUN ? CW_AUDIT_DEFER_SYNC :
 							   0,
 			    &err);
 	}
@@ -1791,20 +1568,20 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 		deny_text(r);
 		goto out;
 	}
-	if (kind == TOOL_STATUS || kind == TOOL_KILL) {
-		job_tool(e, call, job_inv, kind == TOOL_KILL, r);
+	if (kind == CW_TOOL_STATUS || kind == CW_TOOL_KILL) {
+		job_tool(e, call, ta.invocation, kind == CW_TOOL_KILL, r);
 		goto out;
 	}
-	if (kind != TOOL_RUN) {
+	if (kind != CW_TOOL_RUN) {
 		cw_rate_release(e->rates, r->invocation, NULL);
 		r->outcome = CW_OUTCOME_UNKNOWN_TOOL;
 		snprintf(r->message, sizeof(r->message),
 			 "unknown tool \"%.200s\"", call->tool);
 		goto out;
 	}
-	if (ra.background) {
+	if (ra->background) {
 		slot = false;	/* the job gives it back when it ends */
-		run_background(e, ru, &ra, &cgc, call, r);
+		run_background(e, ru, ra, &cgc, call, r);
 		goto out;
 	}
 	if (h) {
@@ -1815,14 +1592,14 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 			rn.ctx = (void *)h;
 		}
 	}
-	run_launch(e, ru, call->tool, &ra, h ? &rn : NULL, cgc, false, r);
+	run_launch(e, ru, call->tool, ra, h ? &rn : NULL, cgc, false, r);
 	cgc = NULL;
 out:
 	cw_cgroup_pool_retire(e->pool, cgc, false);
 	if (slot)
 		slot_give(e);
 	json_decref(how);
-	run_args_free(&ra);
+	cw_tool_args_free(&ta);
 }
 
 void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
@@ -1842,68 +1619,4 @@ void cw_engine_result_free(struct cw_call_result *r)
 	cw_spawn_result_free(&r->run);
 	json_decref(r->data);
 	r->data = NULL;
-}
-
-json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended)
-{
-	int code = r->run.term_signal ? 128 + r->run.term_signal :
-					r->run.exit_code;
-	json_t *o, *a;
-
-	if (r->background) {
-		o = json_pack("{s:s, s:i, s:s}", "message",
-			      "The command is running in the background; ask command_status or command_kill with its invocation_id.",
-			      "pid", (int)r->run.pid, "sandboxId", r->sandbox_id);
-		if (o && extended) {
-			json_object_set_new(o, "invocation_id",
-					    json_string(r->invocation));
-			json_object_set_new(o, "background", json_true());
-			json_object_set_new(o, "audit",
-					    json_pack("{s:I}", "records",
-						      (json_int_t)r->audit_records));
-		}
-		return o;
-	}
-	o = json_object();
-	if (!o)
-		return NULL;
-	json_object_set_new(o, "stdout",
-			    cw_json_bytes(r->run.out ? r->run.out : "",
-					  r->run.out_len));
-	json_object_set_new(o, "stderr",
-			    cw_json_bytes(r->run.err ? r->run.err : "",
-					  r->run.err_len));
-	json_object_set_new(o, "exit_code", json_integer(code));
-	json_object_set_new(o, "sandboxId", json_string(r->sandbox_id));
-	if (!extended)
-		return o;
-	json_object_set_new(o, "duration_ms",
-			    json_integer(r->run.duration_us / 1000));
-	json_object_set_new(o, "truncated", json_boolean(r->run.truncated));
-	json_object_set_new(o, "timed_out", json_boolean(r->run.timed_out));
-	json_object_set_new(o, "signal", json_integer(r->run.term_signal));
-	json_object_set_new(o, "invocation_id", json_string(r->invocation));
-	json_object_set_new(o, "audit",
-			    json_pack("{s:I, s:I, s:{s:I, s:I}}", "records",
-				      (json_int_t)r->audit_records, "connects",
-				      (json_int_t)r->net_connections,
-				      "denials", "seccomp",
-				      (json_int_t)r->run.seccomp_denied, "net",
-				      (json_int_t)r->net_denied));
-	/* What the kernel event sources recorded, and what they could not. */
-	a = json_object_get(o, "audit");
-	if (a) {
-		json_t *src = json_array();
-
-		json_object_set_new(a, "execs", json_integer((json_int_t)r->execs));
-		json_object_set_new(a, "files", json_integer((json_int_t)r->files));
-		json_object_set_new(a, "events_lost",
-				    json_integer((json_int_t)r->events_lost));
-		if (src && r->src_bpf)
-			json_array_append_new(src, json_string("bpf_tracepoint"));
-		if (src && r->src_fanotify)
-			json_array_append_new(src, json_string("fanotify"));
-		json_object_set_new(a, "sources", src);
-	}
-	return o;
 }

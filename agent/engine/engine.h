@@ -24,9 +24,6 @@
 #define CW_DEFAULT_AUDIT "/var/log/cmdwarden/audit.jsonl"
 /* The audit log rotates before it passes this size (see audit.h). */
 #define CW_DEFAULT_AUDIT_MAX_BYTES (64ull << 20)
-#define CW_TOOL_RUN_COMMAND "run_command"
-#define CW_TOOL_COMMAND_STATUS "command_status"
-#define CW_TOOL_COMMAND_KILL "command_kill"
 /* How long command_kill waits for a killed job to be gone. */
 #define CW_KILL_WAIT_MS 10000
 
@@ -177,12 +174,5 @@ json_t *cw_engine_control(struct cw_engine *e, json_t *req,
 /* Commands allowed to run at once: the policy's max_concurrent, else the
  * number of CPUs times four. */
 int64_t cw_engine_max_concurrent(const struct cw_engine *e);
-
-/* The E2B-shaped object {stdout, stderr, exit_code, sandboxId}; with
- * extended true also duration_ms, truncated, timed_out, signal,
- * invocation_id and audit (the call's records and what the kernel layers
- * refused). A background call: {message, pid, sandboxId}, extended with
- * invocation_id, background and audit. New reference. */
-json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "lib/json.h"
 #include "server/mcp.h"
+#include "server/tools.h"
 #include "version.h"
 #include "server/workers.h"
 
@@ -167,118 +168,6 @@ static json_t *result(json_t *id, json_t *res)
 {
 	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id,
 			 "result", res);
-}
-
-static json_t *input_schema(void)
-{
-	return json_pack(
-		"{s:s, s:{s:{s:s, s:i, s:s}, s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:{s:s}, s:s}, s:{s:s, s:i, s:s}}, s:[s], s:b}",
-		"type", "object", "properties",
-		"command", "type", "string", "minLength", 1, "description",
-		"The shell command to run (run as `shell -c command`).",
-		"sandboxId", "type", "string", "description",
-		"Accepted and echoed back, for E2B compatibility.",
-		"background", "type", "boolean", "description",
-		"Return at once with the pid and invocation_id; follow it with command_status and command_kill.",
-		"cwd", "type", "string", "description",
-		"Working directory; must lie within what the policy allows.",
-		"envs", "type", "object", "additionalProperties", "type",
-		"string", "description", "Extra environment variables.",
-		"timeout", "type", "number", "exclusiveMinimum", 0,
-		"description",
-		"Timeout in seconds; can only shorten the policy's.",
-		"required", "command", "additionalProperties", 0);
-}
-
-/* A foreground result has stdout, stderr and exit_code; a background one
- * message, pid and background. */
-static json_t *output_schema(void)
-{
-	json_t *o = json_pack(
-		"{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}, s:[s, s]}",
-		"type", "object", "properties", "stdout", "type", "string",
-		"stderr", "type", "string", "exit_code", "type", "integer",
-		"sandboxId", "type", "string", "duration_ms", "type",
-		"integer", "truncated", "type", "boolean", "timed_out",
-		"type", "boolean", "signal", "type", "integer",
-		"invocation_id", "type", "string", "audit", "type", "object",
-		"required", "sandboxId", "invocation_id");
-	json_t *props = json_object_get(o, "properties");
-
-	json_object_set_new(props, "message", json_pack("{s:s}", "type", "string"));
-	json_object_set_new(props, "pid", json_pack("{s:s}", "type", "integer"));
-	json_object_set_new(props, "background",
-			    json_pack("{s:s}", "type", "boolean"));
-	return o;
-}
-
-static json_t *job_input_schema(const char *what)
-{
-	return json_pack("{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}}, s:[s], s:b}",
-			 "type", "object", "properties", "invocation_id",
-			 "type", "string", "description", what, "sandboxId",
-			 "type", "string", "description",
-			 "Accepted and echoed back, for E2B compatibility.",
-			 "required", "invocation_id", "additionalProperties",
-			 0);
-}
-
-static json_t *job_output_schema(void)
-{
-	return json_pack(
-		"{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:[s, s]}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}, s:[s, s]}",
-		"type", "object", "properties", "invocation_id", "type",
-		"string", "pid", "type", "integer", "running", "type",
-		"boolean", "exit_code", "type", "integer", "null", "signal",
-		"type", "integer", "timed_out", "type", "boolean", "killed",
-		"type", "boolean", "stdout", "type", "string", "stderr",
-		"type", "string", "truncated", "type", "boolean",
-		"duration_ms", "type", "integer", "sandboxId", "type",
-		"string", "required", "invocation_id", "running");
-}
-
-json_t *cw_mcp_tools(const struct cw_policy *p)
-{
-	json_t *tools = json_array();
-
-	if (!tools)
-		return NULL;
-	if (!cw_policy_hidden(p, CW_TOOL_RUN_COMMAND))
-		json_array_append_new(
-			tools,
-			json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:b, s:b, s:b}}",
-				  "name", CW_TOOL_RUN_COMMAND, "title",
-				  "Run a shell command",
-				  "description",
-				  "Run a shell command in the sandbox under the execution policy (seccomp-confined, audited). Returns stdout, stderr and exit_code.",
-				  "inputSchema", input_schema(),
-				  "outputSchema", output_schema(),
-				  "annotations", "readOnlyHint", 0,
-				  "destructiveHint", 1, "openWorldHint", 1));
-	if (!cw_policy_hidden(p, CW_TOOL_COMMAND_STATUS))
-		json_array_append_new(
-			tools,
-			json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:b}}", "name",
-				  CW_TOOL_COMMAND_STATUS, "title",
-				  "State of a background command", "description",
-				  "Whether a background run_command is still running, its exit code once ended, and its output so far (bounded by the policy's max_output_bytes).",
-				  "inputSchema",
-				  job_input_schema("The invocation_id a background run_command returned."),
-				  "outputSchema", job_output_schema(),
-				  "annotations", "readOnlyHint", 1));
-	if (!cw_policy_hidden(p, CW_TOOL_COMMAND_KILL))
-		json_array_append_new(
-			tools,
-			json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:b, s:b}}",
-				  "name", CW_TOOL_COMMAND_KILL, "title",
-				  "Kill a background command", "description",
-				  "Kill a background run_command and every process it started; returns its final state.",
-				  "inputSchema",
-				  job_input_schema("The invocation_id a background run_command returned."),
-				  "outputSchema", job_output_schema(),
-				  "annotations", "readOnlyHint", 0,
-				  "destructiveHint", 1));
-	return tools;
 }
 
 static json_t *do_initialize(struct cw_mcp *m, json_t *id, json_t *params)
@@ -570,16 +459,14 @@ static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params,
 		lt->pending = r.durable_later;
 	switch (r.outcome) {
 	case CW_OUTCOME_RAN:
-		js = r.data ? json_incref(r.data) :
-			      cw_engine_result_json(&r, false);
+		js = cw_tool_result(&r, false);
 		text = js ? cw_json_compact(js) : NULL;
 		json_decref(js);
 		if (text)
 			res = json_pack("{s:[{s:s, s:s}], s:o, s:b}",
 					"content", "type", "text", "text",
 					text, "structuredContent",
-					r.data ? json_incref(r.data) :
-						 cw_engine_result_json(&r, true),
+					cw_tool_result(&r, true),
 					"isError", 0);
 		free(text);
 		break;

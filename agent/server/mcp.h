@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "engine/engine.h"
+#include "server/tools.h"
 
 #define CW_JSONRPC_PARSE_ERROR -32700
 #define CW_JSONRPC_INVALID_REQUEST -32600
@@ -92,8 +93,5 @@ json_t *cw_mcp_handle(struct cw_mcp *m, json_t *msg);
 /* A JSON-RPC error response; id may be NULL (sent as null). */
 json_t *cw_mcp_error(json_t *id, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-
-/* The tool list (hidden tools left out), as sent in tools/list. */
-json_t *cw_mcp_tools(const struct cw_policy *p);
 
 #endif
