@@ -35,6 +35,7 @@
 #include "engine/engine.h"
 #include "engine/jobs.h"
 #include "engine/layers.h"
+#include "engine/records.h"
 #include "server/tools.h"
 #include "kernel/bpfnet.h"
 #include "kernel/cgroup.h"
@@ -237,25 +238,8 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 			       o->audit_max_bytes == UINT64_MAX ? 0 :
 							       o->audit_max_bytes);
 	/* What protects the calls of this run, once, for the audit reader. */
-	rec = json_pack("{s:s, s:s, s:i, s:o, s:o}", "event", "start",
-			"version", CW_VERSION, "pid", (int)getpid(), "probe",
-			cw_probe_json(cw_engine_probe()), "layers",
-			cw_engine_layers());
-	if (rec && e->cg)
-		json_object_set_new(rec, "cgroup", cw_cgroup_describe(e->cg));
-	if (rec) {
-		json_object_set_new(rec, "sources",
-				    e->trace ? cw_trace_sources(e->trace) :
-					       json_array());
-		if (e->trace_error[0])
-			json_object_set_new(rec, "trace_error",
-					    json_string(e->trace_error));
-	}
-	if (rec)
-		json_object_set_new(rec, "policy",
-				    json_string(o->policy_path ?
-							o->policy_path :
-							"<embedded>"));
+	rec = cw_rec_agent_start(o->policy_path, e->cg, e->trace,
+				 e->trace_error);
 	if (!rec || cw_audit_write(e->audit, "agent", NULL, rec, &err) < 0) {
 		json_decref(rec);
 		cw_diag_add(diag, "", 0, 0, "", "audit log: %s",
@@ -537,19 +521,6 @@ static void collecting_remove(struct cw_engine *e, struct net_ctx *nc)
 	pthread_mutex_unlock(&e->lock);
 }
 
-static const char *family_name(int f)
-{
-	switch (f) {
-	case AF_INET:
-		return "inet";
-	case AF_INET6:
-		return "inet6";
-	case AF_PACKET:
-		return "packet";
-	}
-	return "other";
-}
-
 /* One `net` record per event, for the call it belongs to, whichever call
  * drains; written before that call's exit record, whose sync makes them
  * durable. Events of calls that have ended are dropped. */
@@ -564,16 +535,7 @@ static void net_event(void *ctx, const struct cw_bpfnet_event *ev)
 		if (nc->cgid == ev->cgroup_id)
 			break;
 	if (nc)
-		audit(e, nc->r, "net",
-		      json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:s, s:i, s:s, s:s}",
-				"pid", (int)ev->pid, "comm", ev->comm, "op",
-				ev->op ? ev->op : "", "family",
-				family_name(ev->family), "socket_type",
-				ev->type, "protocol", ev->protocol, "address",
-				ev->addr, "port", (int)ev->port, "verdict",
-				ev->allowed ? "allow" : "deny", "rule",
-				ev->rule ? ev->rule : ""),
-		      CW_AUDIT_DEFER_SYNC, &err);
+		audit(e, nc->r, "net", cw_rec_net(ev), CW_AUDIT_DEFER_SYNC, &err);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -594,22 +556,10 @@ static void seccomp_event(void *ctx, const struct cw_seccomp_denial *d)
 {
 	struct seccomp_ctx *sc = ctx;
 	struct cw_error err;
-	json_t *args;
-	int i;
 
 	if (!d->described)
 		return;
-	args = json_array();
-	/* Hex strings: 64-bit values do not fit JSON integers. */
-	for (i = 0; args && i < 6; i++)
-		json_array_append_new(args, json_sprintf("0x%llx",
-				      (unsigned long long)d->args[i]));
-	if (audit(sc->e, sc->r, "seccomp",
-		  json_pack("{s:s, s:i, s:s, s:o?, s:i, s:s, s:s}", "syscall",
-			    d->name[0] ? d->name : "unknown", "nr", d->nr,
-			    "arch", d->arch_name, "args", args, "pid",
-			    (int)d->pid, "comm", d->comm, "action",
-			    d->err == EPERM ? "EPERM" : "errno"),
+	if (audit(sc->e, sc->r, "seccomp", cw_rec_seccomp(d),
 		  CW_AUDIT_DEFER_SYNC, &err) == 0)
 		sc->recorded++;
 }
@@ -624,34 +574,25 @@ static void audit_limits(struct cw_engine *e, struct cw_call_result *r,
 
 	if (c->pids_limited)
 		audit(e, r, "limit",
-		      json_pack("{s:s, s:I, s:I}", "limit", "pids", "peak",
-				(json_int_t)c->pids_peak, "max",
-				(json_int_t)c->pids_max),
+		      cw_rec_limit("pids", c->pids_peak, c->pids_max),
 		      CW_AUDIT_DEFER_SYNC, &err);
 	if (c->memory_limited || c->oom_kills)
-		audit(e, r, "limit",
-		      json_pack("{s:s, s:I, s:I, s:I}", "limit", "memory",
-				"peak", (json_int_t)c->memory_peak, "max",
-				(json_int_t)c->memory_max, "oom_kills",
-				(json_int_t)c->oom_kills),
+		audit(e, r, "limit", cw_rec_limit_memory(c),
 		      CW_AUDIT_DEFER_SYNC, &err);
 	if (n->connections_exhausted)
 		audit(e, r, "limit",
-		      json_pack("{s:s, s:I, s:I}", "limit", "max_connections",
-				"peak", (json_int_t)n->connections, "max",
-				(json_int_t)sb->network.max_connections),
+		      cw_rec_limit("max_connections", n->connections,
+				   sb->network.max_connections),
 		      CW_AUDIT_DEFER_SYNC, &err);
 	if (n->egress_exhausted)
 		audit(e, r, "limit",
-		      json_pack("{s:s, s:I, s:I}", "limit", "max_egress_bytes",
-				"peak", (json_int_t)n->egress_bytes, "max",
-				(json_int_t)sb->network.max_egress_bytes),
+		      cw_rec_limit("max_egress_bytes", n->egress_bytes,
+				   sb->network.max_egress_bytes),
 		      CW_AUDIT_DEFER_SYNC, &err);
 	if (r->run.timed_out)
 		audit(e, r, "limit",
-		      json_pack("{s:s, s:I, s:I}", "limit", "timeout", "peak",
-				(json_int_t)(r->run.duration_us / 1000), "max",
-				(json_int_t)timeout_ms),
+		      cw_rec_limit("timeout", r->run.duration_us / 1000,
+				   timeout_ms),
 		      CW_AUDIT_DEFER_SYNC, &err);
 }
 
@@ -722,28 +663,17 @@ static void audit_file_limits(struct cw_engine *e, struct cw_call_result *r,
 
 	if (t->files.hit)
 		audit(e, r, "limit",
-		      json_pack("{s:s, s:I, s:I, s:i, s:s, s:s}", "limit",
-				"max_files_written", "peak",
-				(json_int_t)t->files_written, "max",
-				(json_int_t)sb->files.max_files_written, "pid",
-				(int)t->files.pid, "comm", t->files.comm,
-				"action", "killed"),
+		      cw_rec_limit_files("max_files_written", t->files_written,
+					 sb->files.max_files_written,
+					 &t->files),
 		      CW_AUDIT_DEFER_SYNC, &err);
 	if (t->bytes.hit)
 		audit(e, r, "limit",
-		      json_pack("{s:s, s:I, s:I, s:i, s:s, s:s}", "limit",
-				"max_write_bytes", "peak",
-				(json_int_t)t->write_bytes, "max",
-				(json_int_t)sb->files.max_write_bytes, "pid",
-				(int)t->bytes.pid, "comm", t->bytes.comm,
-				"action", "killed"),
+		      cw_rec_limit_files("max_write_bytes", t->write_bytes,
+					 sb->files.max_write_bytes, &t->bytes),
 		      CW_AUDIT_DEFER_SYNC, &err);
 	if (t->deny.hit)
-		audit(e, r, "limit",
-		      json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "limit",
-				"deny_open", "path", t->deny_path, "prefix",
-				t->deny_prefix, "pid", (int)t->deny.pid, "comm",
-				t->deny.comm, "action", "killed"),
+		audit(e, r, "limit", cw_rec_limit_deny_open(t),
 		      CW_AUDIT_DEFER_SYNC, &err);
 }
 
@@ -853,22 +783,8 @@ static void run_launch(struct cw_engine *e, struct cw_rules *ru,
 		fail(r, "could not rebuild the Landlock ruleset", &err);
 		goto out;
 	}
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:s}", "tool",
-			tool, "user", sb->user, "shell", sb->shell,
-			"cwd", ra->has_cwd ? ra->cwd : sb->cwd, "timeout_ms",
-			(json_int_t)ra->timeout_ms, "layers",
-			cw_engine_layers(), "seccomp_profile",
-			sb->seccomp.profile);
-	if (rec && ll)
-		json_object_set_new(rec, "landlock",
-				    cw_landlock_describe(ll->ll));
-	if (rec)
-		json_object_set_new(rec, "sources",
-				    e->trace && e->cg ?
-					    cw_trace_sources(e->trace) :
-					    json_array());
-	if (rec && ra->background)
-		json_object_set_new(rec, "background", json_true());
+	rec = cw_rec_launch(tool, sb, ra, ll ? ll->ll : NULL,
+			    e->trace && e->cg ? e->trace : NULL);
 	if (!rec || audit(e, r, "launch", rec,
 			  sync_launch ? 0 : CW_AUDIT_DEFER_SYNC, &err) < 0) {
 		if (!rec)
@@ -887,8 +803,8 @@ static void run_launch(struct cw_engine *e, struct cw_rules *ru,
 			cw_rate_release(e->rates, r->invocation, NULL);
 			fail(r, "could not create the call's cgroup", &err);
 			audit(e, r, "exit",
-			      json_pack("{s:s, s:b}", "error", r->message,
-					"launched", 0), 0, &aerr);
+			      cw_rec_exit_unlaunched(r->message, false, false),
+			      0, &aerr);
 			goto out;
 		}
 		cgid = cw_cgroup_call_id(cgc);
@@ -902,8 +818,8 @@ static void run_launch(struct cw_engine *e, struct cw_rules *ru,
 			fail(r, "could not install the call's network rules",
 			     &err);
 			audit(e, r, "exit",
-			      json_pack("{s:s, s:b}", "error", r->message,
-					"launched", 0), 0, &aerr);
+			      cw_rec_exit_unlaunched(r->message, false, false),
+			      0, &aerr);
 			goto out;
 		}
 		net_added = true;
@@ -923,8 +839,8 @@ static void run_launch(struct cw_engine *e, struct cw_rules *ru,
 			cw_rate_release(e->rates, r->invocation, NULL);
 			fail(r, "could not trace the call's kernel events", &err);
 			audit(e, r, "exit",
-			      json_pack("{s:s, s:b}", "error", r->message,
-					"launched", 0), 0, &aerr);
+			      cw_rec_exit_unlaunched(r->message, false, false),
+			      0, &aerr);
 			goto out;
 		}
 	}
@@ -1011,88 +927,34 @@ static void run_launch(struct cw_engine *e, struct cw_rules *ru,
 					    "could not launch the command",
 		     &err);
 		audit(e, r, "exit",
-		      json_pack("{s:s, s:b, s:b}", "error", err.text,
-				"launched", 0, "cancelled", r->cancelled),
-		      0, &aerr);
+		      cw_rec_exit_unlaunched(err.text, true, r->cancelled), 0,
+		      &aerr);
 		goto out;
 	}
 	if (cgid)
 		audit_limits(e, r, sb, ra->timeout_ms, &cst, &nst);
 	if (cgid && e->trace)
 		audit_file_limits(e, r, sb, &tst);
-	rec = json_pack("{s:i, s:I, s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:b, s:b}",
-			"pid", (int)r->run.pid, "uid", (json_int_t)launched.uid,
-			"gid", (json_int_t)launched.gid, "cwd", launched.cwd,
-			"exit_code", r->run.exit_code,
-			"signal", r->run.term_signal, "duration_ms",
-			(json_int_t)(r->run.duration_us / 1000),
-			"stdout_bytes", (json_int_t)r->run.out_total,
-			"stderr_bytes", (json_int_t)r->run.err_total,
-			"truncated", r->run.truncated, "timed_out",
-			r->run.timed_out);
-	if (rec && r->cancelled)
-		json_object_set_new(rec, "cancelled", json_true());
-	if (rec && launched.rate_ret < 0)
-		json_object_set_new(rec, "rate_error",
-				    json_string(launched.rate_err.text));
-	if (rec && cgid) {
-		json_object_set_new(rec, "killed_after_exit",
-				    json_integer((json_int_t)cst.killed));
-		if (cg_ret < 0)
-			json_object_set_new(rec, "cgroup_error",
-					    json_string(cg_err));
-	}
-	if (rec && e->net && cgid)
-		json_object_set_new(
-			rec, "net",
-			json_pack("{s:I, s:I, s:I}", "connections",
-				  (json_int_t)nst.connections, "denied",
-				  (json_int_t)nst.denied, "egress_bytes",
-				  (json_int_t)nst.egress_bytes));
-	if (rec && so.seccomp)
-		json_object_set_new(
-			rec, "seccomp",
-			json_pack("{s:b, s:I, s:I, s:I}", "audited",
-				  r->run.seccomp_audited, "denied",
-				  (json_int_t)r->run.seccomp_denied, "recorded",
-				  (json_int_t)sc.recorded, "suppressed",
-				  (json_int_t)(r->run.seccomp_denied -
-					       sc.recorded)));
-	if (rec) {
-		json_object_set_new(rec, "sources",
-				    e->trace && cgid ?
-					    cw_trace_sources(e->trace) :
-					    json_array());
-		json_object_set_new(rec, "events_lost",
-				    json_integer((json_int_t)tst.lost));
-	}
-	if (rec && e->trace && cgid) {
-		json_t *ev = json_pack("{s:I, s:I, s:I, s:I}", "exec",
-				       (json_int_t)tst.exec, "file",
-				       (json_int_t)tst.file, "fork",
-				       (json_int_t)tst.fork, "exit",
-				       (json_int_t)tst.exit);
+	{
+		struct cw_exit_facts f = {
+			.run = &r->run,
+			.uid = launched.uid,
+			.gid = launched.gid,
+			.cwd = launched.cwd,
+			.cancelled = r->cancelled,
+			.rate_error = launched.rate_ret < 0 ?
+					      launched.rate_err.text : NULL,
+			.cgroup = cgid != 0,
+			.cg = &cst,
+			.cgroup_error = cg_ret < 0 ? cg_err : NULL,
+			.net = e->net && cgid ? &nst : NULL,
+			.seccomp = so.seccomp != NULL,
+			.seccomp_recorded = sc.recorded,
+			.trace = e->trace && cgid ? e->trace : NULL,
+			.events = &tst,
+		};
 
-		if (ev && tst.unattributed)
-			json_object_set_new(ev, "unattributed",
-					    json_integer((json_int_t)tst.unattributed));
-		if (ev && tst.pauses) {
-			json_object_set_new(ev, "paused",
-					    json_integer((json_int_t)tst.pauses));
-			json_object_set_new(ev, "paused_ms",
-					    json_integer((json_int_t)(tst.paused_us / 1000)));
-		}
-		if (ev && tst.missing)
-			json_object_set_new(ev, "missing",
-					    json_integer((json_int_t)tst.missing));
-		json_object_set_new(rec, "events", ev);
-		if (cw_trace_enforces_files(e->trace))
-			json_object_set_new(
-				rec, "files",
-				json_pack("{s:I, s:I}", "written",
-					  (json_int_t)tst.files_written,
-					  "write_bytes",
-					  (json_int_t)tst.write_bytes));
+		rec = cw_rec_exit(&f);
 	}
 	if (tctx.failed) {
 		/* Kernel events the log refused: the trail is incomplete. */
@@ -1330,13 +1192,7 @@ json_t *cw_engine_control(struct cw_engine *e, json_t *req,
 				 "code", "unknown");
 	}
 	/* Every answer to a known id is on the record, refused ones too. */
-	rec = json_pack("{s:s, s:s, s:s, s:i, s:i}", "approval_id", id,
-			"answer", approve ? "approve" : "reject", "outcome",
-			ret == 0 ? "done" :
-			ret == -ETIMEDOUT ? "expired" : "already decided",
-			"peer_uid", (int)peer->uid, "peer_pid", (int)peer->pid);
-	if (rec && desc)
-		json_object_update(rec, desc);
+	rec = cw_rec_approval(id, approve, ret, peer, desc);
 	json_decref(desc);
 	/* On the record before it takes effect. */
 	if (!rec || cw_audit_write(e->audit, "approval", NULL, rec, &err) < 0) {
@@ -1512,21 +1368,7 @@ static void call_with(struct cw_engine *e, struct cw_rules *ru,
 		slot = false;
 	}
 
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O?}", "tool",
-			call->tool, "grant", call->grant ? call->grant : "",
-			"session", call->session ? call->session : "",
-			"verdict",
-			invalid ? "invalid" :
-				  cw_verdict_name(r->verdict.kind),
-			"rule", invalid ? "arguments" : r->verdict.rule,
-			"reason", invalid ? r->message : r->verdict.reason,
-			"args", call->args);
-	if (rec && r->verdict.kind == CW_VERDICT_RATE_LIMITED)
-		json_object_set_new(rec, "retry_after_ms",
-				    json_integer(r->verdict.retry_after_us /
-						 1000));
-	if (rec && how)
-		json_object_set(rec, "approval", how);
+	rec = cw_rec_decision(call, invalid, r->message, &r->verdict, how);
 	/* An allowed foreground run_command has launch and exit records to
 	 * come: the exit record's sync makes all three durable before the
 	 * answer. */
