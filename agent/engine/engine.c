@@ -1162,54 +1162,9 @@ void cw_engine_operator_approvals(struct cw_engine *e, bool on)
 	e->operator_approvals = on;
 }
 
-json_t *cw_engine_control(struct cw_engine *e, json_t *req,
-			  const struct ucred *peer)
+struct cw_approvals *cw_engine_approvals(struct cw_engine *e)
 {
-	const char *op = json_string_value(json_object_get(req, "op"));
-	const char *id = json_string_value(json_object_get(req, "id"));
-	struct cw_error err;
-	json_t *desc = NULL, *rec;
-	char msg[512];
-	bool approve;
-	int64_t now;
-	int ret;
-
-	if (op && !strcmp(op, "list"))
-		return json_pack("{s:b, s:o}", "ok", 1, "pending",
-				 cw_approvals_pending(e->approvals,
-						      cw_mono_us()));
-	if (!op || (strcmp(op, "approve") && strcmp(op, "reject")) || !id)
-		return json_pack("{s:b, s:s, s:s}", "ok", 0, "error",
-				 "expected {\"op\": \"approve\"|\"reject\", \"id\": ID} or {\"op\": \"list\"}",
-				 "code", "bad_request");
-	approve = !strcmp(op, "approve");
-	now = cw_mono_us();
-	ret = cw_approvals_try(e->approvals, id, approve, now, msg, sizeof(msg),
-			       &desc);
-	if (ret == -ENOENT) {
-		json_decref(desc);
-		return json_pack("{s:b, s:s, s:s}", "ok", 0, "error", msg,
-				 "code", "unknown");
-	}
-	/* Every answer to a known id is on the record, refused ones too. */
-	rec = cw_rec_approval(id, approve, ret, peer, desc);
-	json_decref(desc);
-	/* On the record before it takes effect. */
-	if (!rec || cw_audit_write(e->audit, "approval", NULL, rec, &err) < 0) {
-		json_decref(rec);
-		return json_pack("{s:b, s:s, s:s}", "ok", 0, "error",
-				 "the decision was not taken: the audit log cannot be written",
-				 "code", "refused");
-	}
-	json_decref(rec);
-	if (!ret)
-		ret = cw_approvals_decide(e->approvals, id, approve, now, msg,
-					  sizeof(msg), NULL);
-	if (ret)
-		return json_pack("{s:b, s:s, s:s}", "ok", 0, "error", msg,
-				 "code",
-				 ret == -ETIMEDOUT ? "expired" : "already");
-	return json_pack("{s:b, s:s}", "ok", 1, "message", msg);
+	return e->approvals;
 }
 
 /* The approval a require_approval verdict asks for. On return the verdict

@@ -165,11 +165,8 @@ void cw_engine_result_free(struct cw_call_result *r);
  * are refused as having no way to ask. */
 void cw_engine_operator_approvals(struct cw_engine *e, bool on);
 
-/* Answers a control-socket request ({"op": "approve"|"reject", "id"} or
- * {"op": "list"}) from peer; decisions are audited. New reference. */
-struct ucred;
-json_t *cw_engine_control(struct cw_engine *e, json_t *req,
-			  const struct ucred *peer);
+/* The approvals operators decide (server/control.c answers them). */
+struct cw_approvals *cw_engine_approvals(struct cw_engine *e);
 
 /* Commands allowed to run at once: the policy's max_concurrent, else the
  * number of CPUs times four. */

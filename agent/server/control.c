@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * The control socket (control.h): the listening thread and its peers'
+ * checks, the client that asks every agent, and the protocol's answers
+ * (approve, reject, list), which go to the engine's approvals and the
+ * audit log.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +19,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "server/control.h"
+#include "engine/approvals.h"
+#include "engine/records.h"
 #include "lib/json.h"
+#include "server/control.h"
 
 #define MAX_REQUEST 4096
 #define IO_TIMEOUT_S 5
@@ -384,4 +392,56 @@ int cw_control_request(const char *state_dir, json_t *req, json_t **reply,
 		return -ENOENT;
 	}
 	return 0;
+}
+
+/* ---- the protocol ------------------------------------------------------ */
+
+json_t *cw_engine_control(struct cw_engine *e, json_t *req,
+			  const struct ucred *peer)
+{
+	const char *op = json_string_value(json_object_get(req, "op"));
+	const char *id = json_string_value(json_object_get(req, "id"));
+	struct cw_error err;
+	json_t *desc = NULL, *rec;
+	char msg[512];
+	bool approve;
+	int64_t now;
+	int ret;
+
+	if (op && !strcmp(op, "list"))
+		return json_pack("{s:b, s:o}", "ok", 1, "pending",
+				 cw_approvals_pending(cw_engine_approvals(e),
+						      cw_mono_us()));
+	if (!op || (strcmp(op, "approve") && strcmp(op, "reject")) || !id)
+		return json_pack("{s:b, s:s, s:s}", "ok", 0, "error",
+				 "expected {\"op\": \"approve\"|\"reject\", \"id\": ID} or {\"op\": \"list\"}",
+				 "code", "bad_request");
+	approve = !strcmp(op, "approve");
+	now = cw_mono_us();
+	ret = cw_approvals_try(cw_engine_approvals(e), id, approve, now, msg, sizeof(msg),
+			       &desc);
+	if (ret == -ENOENT) {
+		json_decref(desc);
+		return json_pack("{s:b, s:s, s:s}", "ok", 0, "error", msg,
+				 "code", "unknown");
+	}
+	/* Every answer to a known id is on the record, refused ones too. */
+	rec = cw_rec_approval(id, approve, ret, peer, desc);
+	json_decref(desc);
+	/* On the record before it takes effect. */
+	if (!rec || cw_engine_audit(e, "approval", rec, 0, &err) < 0) {
+		json_decref(rec);
+		return json_pack("{s:b, s:s, s:s}", "ok", 0, "error",
+				 "the decision was not taken: the audit log cannot be written",
+				 "code", "refused");
+	}
+	json_decref(rec);
+	if (!ret)
+		ret = cw_approvals_decide(cw_engine_approvals(e), id, approve, now, msg,
+					  sizeof(msg), NULL);
+	if (ret)
+		return json_pack("{s:b, s:s, s:s}", "ok", 0, "error", msg,
+				 "code",
+				 ret == -ETIMEDOUT ? "expired" : "already");
+	return json_pack("{s:b, s:s}", "ok", 1, "message", msg);
 }

@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "engine/engine.h"
 #include "lib/util.h"
 
 struct cw_control;
@@ -42,5 +43,11 @@ const char *cw_control_path(const struct cw_control *c);
  * -errno with err. */
 int cw_control_request(const char *state_dir, json_t *req, json_t **reply,
 		       struct cw_error *err);
+
+/* Answers a request ({"op": "approve"|"reject", "id"} or {"op": "list"})
+ * from peer with e's approvals, as a cw_control_fn does; decisions are
+ * audited before they take effect. New reference. */
+json_t *cw_engine_control(struct cw_engine *e, json_t *req,
+			  const struct ucred *peer);
 
 #endif
