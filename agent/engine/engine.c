@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Concurrent calls. cw_engine_call runs on many threads at once (one per
- * MCP request, plus one per background command). What they share:
+ * engine: open and close, the rules (a policy and what it compiles to),
+ * and the state concurrent calls share. cw_engine_submit and
+ * cw_engine_run (call.c) run on many threads at once (the worker pool's,
+ * server/workers.c, plus one per background command). What they share:
  *  - rules (policy, seccomp program, Landlock ruleset): reference-counted,
  *    read-only but for the Landlock ruleset, swapped under the rules'
  *    ll_lock when stale and kept alive by its own count while a launch
@@ -19,83 +21,18 @@
  * Lock order: bpfnet's drain lock, then e->lock, then the audit lock.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/approvals.h"
-#include "audit/audit.h"
-#include "engine/engine.h"
-#include "engine/jobs.h"
-#include "engine/layers.h"
+#include "engine/internal.h"
 #include "engine/records.h"
-#include "server/tools.h"
-#include "kernel/bpfnet.h"
-#include "kernel/cgroup.h"
-#include "kernel/cgroup_pool.h"
-#include "lib/json.h"
-#include "kernel/landlock.h"
-#include "version.h"
-#include "rate/ratelimit.h"
-#include "kernel/probe.h"
-#include "kernel/seccomp.h"
-#include "kernel/trace.h"
 
-#define SEALED_MAX 1024
-/* A job keeps this much of each stream when the policy sets no
- * max_output_bytes. */
-#define JOB_OUTPUT_DEFAULT (1024 * 1024)
-#define SEALED_TTL_US (300LL * 1000000)	/* beyond TCP's FIN timeouts */
-
-/* A Landlock ruleset in use by launches; freed by its last user. */
-struct ll_ref {
-	struct cw_landlock *ll;
-	int refs;
-};
-
-struct net_ctx;
-
-/* A policy and what it compiles to. Shared by the calls that use it and
- * freed with the last of them, so a reload can replace it meanwhile. */
-struct cw_rules {
-	int refs;			/* atomic */
-	struct cw_policy *policy;
-	struct cw_seccomp_prog *seccomp;
-	pthread_mutex_t ll_lock;	/* the swap of landlock */
-	struct ll_ref *landlock;	/* NULL when the layer is off */
-};
-
-struct cw_engine {
-	pthread_mutex_t rules_lock;	/* guards the swap of rules */
-	struct cw_rules *rules;		/* the default policy's */
-	struct cw_cgroup_root *cg;	/* NULL when the layer is off */
-	struct cw_cgroup_pool *pool;	/* call cgroups made and removed
-					 * off the calls' path; may be NULL */
-	bool cg_memory, cg_pids;	/* it enforces memory / pids limits */
-	struct cw_bpfnet *net;		/* NULL when the layer is off */
-	struct cw_trace *trace;		/* NULL when no kernel event source */
-	char trace_error[512];		/* why tracepoint BPF was not used */
-	struct cw_rate_store *rates;
-	struct cw_audit *audit;
-	struct cw_jobs *jobs;
-	struct cw_approvals *approvals;	/* internally locked */
-	bool operator_approvals;	/* set before calls start */
-	int64_t max_running;
-	pthread_mutex_t lock;		/* everything below */
-	int64_t running;		/* commands running now */
-	struct net_ctx *collecting;	/* calls whose net events we want */
-	/* Ended calls whose network entries still drop what their sockets
-	 * send, removed once SEALED_TTL_US has passed. */
-	struct { uint64_t cgid; int64_t since; char id[32]; } sealed[SEALED_MAX];
-	size_t nsealed;
-};
+/* An ended call's network entries are kept this long: beyond TCP's FIN
+ * timeouts. */
+#define SEALED_TTL_US (300LL * 1000000)
 
 static void sealed_expire(struct cw_engine *e, bool force);
 
@@ -141,7 +78,7 @@ static int open_trace(struct cw_engine *e, const struct cw_engine_opts *o,
 	return 0;
 }
 
-static void ll_put(struct ll_ref *r)
+void cw_ll_put(struct cw_ll_ref *r)
 {
 	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
@@ -275,11 +212,6 @@ void cw_engine_close(struct cw_engine *e)
 	free(e);
 }
 
-int64_t cw_engine_max_concurrent(const struct cw_engine *e)
-{
-	return e->max_running;
-}
-
 const struct cw_policy *cw_engine_policy(const struct cw_engine *e)
 {
 	return e->rules->policy;
@@ -340,7 +272,7 @@ void cw_rules_put(struct cw_rules *r)
 {
 	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
-	ll_put(r->landlock);
+	cw_ll_put(r->landlock);
 	cw_seccomp_free(r->seccomp);
 	cw_policy_free(r->policy);
 	pthread_mutex_destroy(&r->ll_lock);
@@ -383,9 +315,9 @@ void cw_engine_set_rules(struct cw_engine *e, struct cw_rules *r)
 	cw_rules_put(old);
 }
 
-static int audit(struct cw_engine *e, struct cw_call_result *r,
-		 const char *type, json_t *fields, unsigned flags,
-		 struct cw_error *err)
+int cw_engine_record(struct cw_engine *e, struct cw_call_result *r,
+		     const char *type, json_t *fields, unsigned flags,
+		     struct cw_error *err)
 {
 	int ret = cw_audit_write_flags(e->audit, type, r->invocation, fields,
 				       flags, err);
@@ -398,57 +330,8 @@ static int audit(struct cw_engine *e, struct cw_call_result *r,
 	return ret;
 }
 
-/* How a launch is watched: by its caller (foreground) or its job. */
-struct runner {
-	int cancel_fd;
-	int64_t tick_ms;
-	void (*tick)(void *ctx, int64_t elapsed_us);
-	void (*output)(void *ctx, int stream, const char *data, size_t len);
-	void (*launched)(void *ctx, pid_t pid);
-	void *ctx;
-};
-
-/* What the launcher actually used, for the exit record. */
-struct launched {
-	uid_t uid;
-	gid_t gid;
-	char cwd[PATH_MAX];
-	bool set;
-	const struct runner *run;
-	/* The reservation to make durable while the command starts. */
-	struct cw_rate_store *rates;
-	int rate_ret;
-	struct cw_error rate_err;
-};
-
-static void on_launch(void *ctx, pid_t pid, uid_t uid, gid_t gid,
-		      const char *cwd)
-{
-	struct launched *l = ctx;
-
-	l->uid = uid;
-	l->gid = gid;
-	snprintf(l->cwd, sizeof(l->cwd), "%s", cwd ? cwd : "");
-	l->set = true;
-	/* The flush runs while the command starts on another CPU; a call
-	 * whose count cannot be made durable does not go on. */
-	if (l->rates) {
-		l->rate_ret = cw_rate_sync(l->rates, &l->rate_err);
-		if (l->rate_ret < 0)
-			kill(-pid, SIGKILL);
-	}
-	if (l->run && l->run->launched)
-		l->run->launched(l->run->ctx, pid);
-}
-
-static void deny_text(struct cw_call_result *r)
-{
-	snprintf(r->message, sizeof(r->message), "[POLICY DENIED] %s (rule: %s)",
-		 r->verdict.reason, r->verdict.rule);
-}
-
-static void fail(struct cw_call_result *r, const char *what,
-		 const struct cw_error *err)
+void cw_call_fail(struct cw_call_result *r, const char *what,
+		  const struct cw_error *err)
 {
 	r->outcome = CW_OUTCOME_FAILED;
 	snprintf(r->message, sizeof(r->message), "%s: %s", what, err->text);
@@ -473,17 +356,17 @@ static void sealed_expire(struct cw_engine *e, bool force)
 	e->nsealed = k;
 }
 
-static void sealed_add(struct cw_engine *e, uint64_t cgid, const char *id)
+void cw_engine_seal(struct cw_engine *e, uint64_t cgid, const char *id)
 {
 	pthread_mutex_lock(&e->lock);
 	sealed_expire(e, false);
-	if (e->nsealed == SEALED_MAX) {
+	if (e->nsealed == CW_ENGINE_SEALED_MAX) {
 		/* Full: the oldest goes first. */
 		cw_bpfnet_call_remove(e->net, e->sealed[0].cgid, NULL);
 		if (e->cg)
 			cw_cgroup_remove_call(e->cg, e->sealed[0].id);
 		memmove(&e->sealed[0], &e->sealed[1],
-			(SEALED_MAX - 1) * sizeof(e->sealed[0]));
+			(CW_ENGINE_SEALED_MAX - 1) * sizeof(e->sealed[0]));
 		e->nsealed--;
 	}
 	e->sealed[e->nsealed].cgid = cgid;
@@ -493,14 +376,7 @@ static void sealed_add(struct cw_engine *e, uint64_t cgid, const char *id)
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* A call collecting its network events, in e->collecting. */
-struct net_ctx {
-	struct cw_call_result *r;
-	uint64_t cgid;
-	struct net_ctx *next;
-};
-
-static void collecting_add(struct cw_engine *e, struct net_ctx *nc)
+void cw_engine_collect_add(struct cw_engine *e, struct cw_net_ctx *nc)
 {
 	pthread_mutex_lock(&e->lock);
 	nc->next = e->collecting;
@@ -508,9 +384,9 @@ static void collecting_add(struct cw_engine *e, struct net_ctx *nc)
 	pthread_mutex_unlock(&e->lock);
 }
 
-static void collecting_remove(struct cw_engine *e, struct net_ctx *nc)
+void cw_engine_collect_remove(struct cw_engine *e, struct cw_net_ctx *nc)
 {
-	struct net_ctx **pp;
+	struct cw_net_ctx **pp;
 
 	pthread_mutex_lock(&e->lock);
 	for (pp = &e->collecting; *pp; pp = &(*pp)->next)
@@ -524,10 +400,10 @@ static void collecting_remove(struct cw_engine *e, struct net_ctx *nc)
 /* One `net` record per event, for the call it belongs to, whichever call
  * drains; written before that call's exit record, whose sync makes them
  * durable. Events of calls that have ended are dropped. */
-static void net_event(void *ctx, const struct cw_bpfnet_event *ev)
+void cw_engine_net_event(void *ctx, const struct cw_bpfnet_event *ev)
 {
 	struct cw_engine *e = ctx;
-	struct net_ctx *nc;
+	struct cw_net_ctx *nc;
 	struct cw_error err;
 
 	pthread_mutex_lock(&e->lock);
@@ -535,151 +411,12 @@ static void net_event(void *ctx, const struct cw_bpfnet_event *ev)
 		if (nc->cgid == ev->cgroup_id)
 			break;
 	if (nc)
-		audit(e, nc->r, "net", cw_rec_net(ev), CW_AUDIT_DEFER_SYNC, &err);
+		cw_engine_record(e, nc->r, "net", cw_rec_net(ev),
+				 CW_AUDIT_DEFER_SYNC, &err);
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* Denied syscalls recorded in full per call; the rest are counted in the
- * exit record (seccomp.suppressed), so a flood costs neither the disk nor
- * the call's time, and none goes unaccounted. */
-#define SECCOMP_RECORDS_MAX 64
-
-struct seccomp_ctx {
-	struct cw_engine *e;
-	struct cw_call_result *r;
-	uint64_t recorded;
-};
-
-/* One `seccomp` record per described denial; made durable with the exit
- * record, like the net records. */
-static void seccomp_event(void *ctx, const struct cw_seccomp_denial *d)
-{
-	struct seccomp_ctx *sc = ctx;
-	struct cw_error err;
-
-	if (!d->described)
-		return;
-	if (audit(sc->e, sc->r, "seccomp", cw_rec_seccomp(d),
-		  CW_AUDIT_DEFER_SYNC, &err) == 0)
-		sc->recorded++;
-}
-
-/* A `limit` record for each limit the call ran into. */
-static void audit_limits(struct cw_engine *e, struct cw_call_result *r,
-			 const struct cw_sandbox *sb, int64_t timeout_ms,
-			 const struct cw_cgroup_stats *c,
-			 const struct cw_bpfnet_stats *n)
-{
-	struct cw_error err;
-
-	if (c->pids_limited)
-		audit(e, r, "limit",
-		      cw_rec_limit("pids", c->pids_peak, c->pids_max),
-		      CW_AUDIT_DEFER_SYNC, &err);
-	if (c->memory_limited || c->oom_kills)
-		audit(e, r, "limit", cw_rec_limit_memory(c),
-		      CW_AUDIT_DEFER_SYNC, &err);
-	if (n->connections_exhausted)
-		audit(e, r, "limit",
-		      cw_rec_limit("max_connections", n->connections,
-				   sb->network.max_connections),
-		      CW_AUDIT_DEFER_SYNC, &err);
-	if (n->egress_exhausted)
-		audit(e, r, "limit",
-		      cw_rec_limit("max_egress_bytes", n->egress_bytes,
-				   sb->network.max_egress_bytes),
-		      CW_AUDIT_DEFER_SYNC, &err);
-	if (r->run.timed_out)
-		audit(e, r, "limit",
-		      cw_rec_limit("timeout", r->run.duration_us / 1000,
-				   timeout_ms),
-		      CW_AUDIT_DEFER_SYNC, &err);
-}
-
-#define TRACE_BATCH 256
-
-struct trace_ctx {
-	struct cw_engine *e;
-	const char *invocation;
-	uint64_t written;	/* records written */
-	uint64_t failed;	/* records the log refused */
-	struct cw_error err;	/* the first refusal */
-	struct cw_audit_rec recs[TRACE_BATCH];	/* not written yet */
-	size_t n;
-};
-
-static void trace_flush(struct trace_ctx *tc)
-{
-	struct cw_error err;
-	size_t i;
-
-	if (!tc->n)
-		return;
-	if (!cw_audit_write_batch(tc->e->audit, tc->recs, tc->n,
-				  CW_AUDIT_DEFER_SYNC, &err)) {
-		tc->written += tc->n;
-	} else {
-		if (!tc->failed)
-			tc->err = err;
-		tc->failed += tc->n;
-	}
-	for (i = 0; i < tc->n; i++)
-		json_decref(tc->recs[i].fields);
-	tc->n = 0;
-}
-
-/* One exec, file or process record per kernel event of the call, written
- * in batches (a burst costs one write per batch, not per record); called
- * on the trace's reading thread, ev NULL when a round of reading ends.
- * The exit record's sync makes them durable. */
-static void trace_event(void *ctx, const struct cw_trace_event *ev)
-{
-	struct trace_ctx *tc = ctx;
-	json_t *rec;
-
-	if (!ev) {
-		trace_flush(tc);
-		return;
-	}
-	rec = cw_trace_event_json(ev);
-	if (!rec) {
-		if (!tc->failed++)
-			cw_error_set(&tc->err, "out of memory");
-		return;
-	}
-	tc->recs[tc->n].type = cw_trace_event_type(ev);
-	tc->recs[tc->n].invocation = tc->invocation;
-	tc->recs[tc->n].fields = rec;
-	if (++tc->n == TRACE_BATCH)
-		trace_flush(tc);
-}
-
-/* A `limit` record for each sandbox.files limit the call crossed. */
-static void audit_file_limits(struct cw_engine *e, struct cw_call_result *r,
-			      const struct cw_sandbox *sb,
-			      const struct cw_trace_stats *t)
-{
-	struct cw_error err;
-
-	if (t->files.hit)
-		audit(e, r, "limit",
-		      cw_rec_limit_files("max_files_written", t->files_written,
-					 sb->files.max_files_written,
-					 &t->files),
-		      CW_AUDIT_DEFER_SYNC, &err);
-	if (t->bytes.hit)
-		audit(e, r, "limit",
-		      cw_rec_limit_files("max_write_bytes", t->write_bytes,
-					 sb->files.max_write_bytes, &t->bytes),
-		      CW_AUDIT_DEFER_SYNC, &err);
-	if (t->deny.hit)
-		audit(e, r, "limit", cw_rec_limit_deny_open(t),
-		      CW_AUDIT_DEFER_SYNC, &err);
-}
-
-/* A slot among max_concurrent running commands; false when all are
- * taken. */
-static bool slot_take(struct cw_engine *e, int64_t *running)
+bool cw_engine_slot_take(struct cw_engine *e, int64_t *running)
 {
 	bool ok;
 
@@ -692,20 +429,18 @@ static bool slot_take(struct cw_engine *e, int64_t *running)
 	return ok;
 }
 
-static void slot_give(struct cw_engine *e)
+void cw_engine_slot_give(struct cw_engine *e)
 {
 	pthread_mutex_lock(&e->lock);
 	e->running--;
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* The current Landlock ruleset, rebuilt first when a file it names was
- * replaced (rules name files as they were). NULL with *ok false when the
- * rebuild failed; NULL with *ok true when the layer is off. */
-static struct ll_ref *ll_get(struct cw_rules *ru, const struct cw_sandbox *sb,
-			     bool *ok, struct cw_error *err)
+struct cw_ll_ref *cw_rules_landlock(struct cw_rules *ru,
+				    const struct cw_sandbox *sb, bool *ok,
+				    struct cw_error *err)
 {
-	struct ll_ref *cur, *fresh = NULL, *old = NULL;
+	struct cw_ll_ref *cur, *fresh = NULL, *old = NULL;
 
 	*ok = true;
 	pthread_mutex_lock(&ru->ll_lock);
@@ -723,7 +458,7 @@ static struct ll_ref *ll_get(struct cw_rules *ru, const struct cw_sandbox *sb,
 		cw_error_set(err, "out of memory");
 	if (!fresh || !fresh->ll) {
 		free(fresh);
-		ll_put(cur);
+		cw_ll_put(cur);
 		*ok = false;
 		return NULL;
 	}
@@ -732,429 +467,9 @@ static struct ll_ref *ll_get(struct cw_rules *ru, const struct cw_sandbox *sb,
 	old = ru->landlock;
 	ru->landlock = fresh;
 	pthread_mutex_unlock(&ru->ll_lock);
-	ll_put(old);		/* the rules' reference to it */
-	ll_put(cur);		/* ours */
+	cw_ll_put(old);		/* the rules' reference to it */
+	cw_ll_put(cur);		/* ours */
 	return fresh;
-}
-
-/* True once the caller has given up (its cancel eventfd is readable). */
-static bool cancelled(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return fd >= 0 && poll(&p, 1, 0) == 1;
-}
-
-/*
- * Launch of an allowed, reserved run_command whose decision record is
- * written: launch record, cgroup, network rules, spawn, teardown, limit
- * and exit records. On failure before launch the reservation is given
- * back. On the caller's thread, or on a background job's.
- */
-static void run_launch(struct cw_engine *e, struct cw_rules *ru,
-		       const char *tool, const struct cw_run_args *ra,
-		       const struct runner *rn, struct cw_cgroup_call *cgc,
-		       bool sync_launch, struct cw_call_result *r)
-{
-	const struct cw_sandbox *sb = cw_policy_sandbox(ru->policy);
-	struct cw_spawn_opts so = { 0 };
-	struct cw_spawn_watch watch = { .cancel_fd = -1 };
-	struct launched launched = { .run = rn,
-				     .rates = sync_launch ? NULL : e->rates };
-	struct seccomp_ctx sc = { e, r, 0 };
-	struct cw_cgroup_stats cst = { 0 };
-	struct cw_bpfnet_stats nst = { 0 };
-	struct cw_trace_call *tcall = NULL;
-	struct trace_ctx tctx = { 0 };
-	struct cw_trace_stats tst = { 0 };
-	struct net_ctx nc = { .r = r };
-	struct cw_error err = { 0 }, aerr;
-	struct ll_ref *ll;
-	bool net_added = false, ll_ok;
-	uint64_t cgid = 0;
-	int cg_ret = 0;
-	char cg_err[512] = "";
-	json_t *rec;
-	int ret;
-
-	ll = ll_get(ru, sb, &ll_ok, &err);
-	if (!ll_ok) {
-		cw_rate_release(e->rates, r->invocation, NULL);
-		fail(r, "could not rebuild the Landlock ruleset", &err);
-		goto out;
-	}
-	rec = cw_rec_launch(tool, sb, ra, ll ? ll->ll : NULL,
-			    e->trace && e->cg ? e->trace : NULL);
-	if (!rec || audit(e, r, "launch", rec,
-			  sync_launch ? 0 : CW_AUDIT_DEFER_SYNC, &err) < 0) {
-		if (!rec)
-			cw_error_set(&err, "out of memory");
-		cw_rate_release(e->rates, r->invocation, NULL);
-		fail(r, "call refused because the audit log cannot be written",
-		     &err);
-		goto out;
-	}
-
-	/* The call's own cgroup and network rules, before it can start. */
-	if (e->cg && !cgc)
-		cgc = cw_cgroup_call_new(e->cg, r->invocation, sb, &err);
-	if (e->cg) {
-		if (!cgc) {
-			cw_rate_release(e->rates, r->invocation, NULL);
-			fail(r, "could not create the call's cgroup", &err);
-			audit(e, r, "exit",
-			      cw_rec_exit_unlaunched(r->message, false, false),
-			      0, &aerr);
-			goto out;
-		}
-		cgid = cw_cgroup_call_id(cgc);
-	}
-	if (e->net && cgid) {
-		ret = cw_bpfnet_call_add(e->net, cgid, sb, &err);
-		if (ret < 0) {
-			cw_cgroup_pool_retire(e->pool, cgc, false);
-			cgc = NULL;
-			cw_rate_release(e->rates, r->invocation, NULL);
-			fail(r, "could not install the call's network rules",
-			     &err);
-			audit(e, r, "exit",
-			      cw_rec_exit_unlaunched(r->message, false, false),
-			      0, &aerr);
-			goto out;
-		}
-		net_added = true;
-		nc.cgid = cgid;
-		collecting_add(e, &nc);
-	}
-	if (e->trace && cgid) {
-		tctx.e = e;
-		tctx.invocation = r->invocation;
-		tcall = cw_trace_call_add(e->trace, cgid,
-					  cw_cgroup_call_fd(cgc), r->invocation,
-					  sb, trace_event, &tctx, &err);
-		if (!tcall) {
-			/* Its network rules go at out:. */
-			cw_cgroup_pool_retire(e->pool, cgc, false);
-			cgc = NULL;
-			cw_rate_release(e->rates, r->invocation, NULL);
-			fail(r, "could not trace the call's kernel events", &err);
-			audit(e, r, "exit",
-			      cw_rec_exit_unlaunched(r->message, false, false),
-			      0, &aerr);
-			goto out;
-		}
-	}
-
-	so.sb = sb;
-	so.command = ra->command;
-	so.cwd = ra->has_cwd ? ra->cwd : NULL;
-	so.env_extra = (const char *const *)ra->env;
-	so.timeout_ms = ra->timeout_ms;
-	so.seccomp = ru->seccomp;
-	so.landlock = ll ? ll->ll : NULL;
-	if (cgc) {
-		so.cgroup_fd = cw_cgroup_call_fd(cgc);
-		so.into_cgroup = so.cgroup_fd >= 0;
-		so.njoin = cw_cgroup_call_v1_procs(cgc, &so.join_fds);
-		so.cgroup_memory = e->cg_memory;
-		so.cgroup_pids = e->cg_pids;
-	}
-	if (rn) {
-		watch.cancel_fd = rn->cancel_fd;
-		watch.tick_ms = rn->tick_ms;
-		watch.on_tick = rn->tick;
-		watch.on_output = rn->output;
-		watch.ctx = rn->ctx;
-		so.watch = &watch;
-	}
-	so.on_launch = on_launch;
-	so.ctx = &launched;
-	so.on_seccomp = seccomp_event;
-	so.seccomp_ctx = &sc;
-	so.seccomp_describe_max = SECCOMP_RECORDS_MAX;
-	if (rn && cancelled(rn->cancel_fd)) {
-		r->cancelled = true;
-		ret = -ECANCELED;
-		cw_error_set(&err, "the caller cancelled the call before it started");
-	} else {
-		ret = cw_spawn_run(&so, &r->run, &err);
-		r->cancelled = r->run.cancelled;
-	}
-
-	/* Whatever is left of the call dies with its cgroup, then its rules
-	 * go and its network events become records. */
-	if (cgc) {
-		struct cw_error cerr = { 0 };
-
-		/* Killed and measured now; the directories are removed after
-		 * the answer. With network rules, the v2 directory outlives
-		 * the call's processes: sockets they left keep their cgroup,
-		 * and so the programs that drop what they still send. */
-		cg_ret = cw_cgroup_call_stop(cgc, &cst, &cerr);
-		cw_cgroup_pool_retire(e->pool, cgc, net_added);
-		cgc = NULL;
-		if (cg_ret < 0)
-			snprintf(cg_err, sizeof(cg_err), "%s", cerr.text);
-	}
-	/* Its processes are gone: every kernel event of the call is queued
-	 * by now, and becomes a record before the exit record. */
-	if (tcall) {
-		cw_trace_call_end(e->trace, tcall, &tst);
-		tcall = NULL;
-		__atomic_add_fetch(&r->audit_records, tctx.written,
-				   __ATOMIC_RELAXED);
-		r->execs = tst.exec;
-		r->files = tst.file;
-		r->events_lost = tst.lost;
-		r->src_bpf = cw_trace_enforces_files(e->trace);
-		r->src_fanotify = !r->src_bpf;
-	}
-	if (net_added) {
-		cw_bpfnet_call_seal(e->net, cgid, &nst);
-		r->net_connections = nst.connections;
-		r->net_denied = nst.denied;
-		cw_bpfnet_drain(e->net, net_event, e);
-		collecting_remove(e, &nc);
-		sealed_add(e, cgid, r->invocation);
-		net_added = false;
-	}
-
-	if (ret < 0) {
-		/* Could not launch at all: the call did not happen, so its
-		 * counters are given back. */
-		cw_rate_release(e->rates, r->invocation, NULL);
-		fail(r, ret == -ECANCELED ? "call cancelled" :
-					    "could not launch the command",
-		     &err);
-		audit(e, r, "exit",
-		      cw_rec_exit_unlaunched(err.text, true, r->cancelled), 0,
-		      &aerr);
-		goto out;
-	}
-	if (cgid)
-		audit_limits(e, r, sb, ra->timeout_ms, &cst, &nst);
-	if (cgid && e->trace)
-		audit_file_limits(e, r, sb, &tst);
-	{
-		struct cw_exit_facts f = {
-			.run = &r->run,
-			.uid = launched.uid,
-			.gid = launched.gid,
-			.cwd = launched.cwd,
-			.cancelled = r->cancelled,
-			.rate_error = launched.rate_ret < 0 ?
-					      launched.rate_err.text : NULL,
-			.cgroup = cgid != 0,
-			.cg = &cst,
-			.cgroup_error = cg_ret < 0 ? cg_err : NULL,
-			.net = e->net && cgid ? &nst : NULL,
-			.seccomp = so.seccomp != NULL,
-			.seccomp_recorded = sc.recorded,
-			.trace = e->trace && cgid ? e->trace : NULL,
-			.events = &tst,
-		};
-
-		rec = cw_rec_exit(&f);
-	}
-	if (tctx.failed) {
-		/* Kernel events the log refused: the trail is incomplete. */
-		json_decref(rec);
-		rec = NULL;
-		err = tctx.err;
-	}
-	if (!rec || audit(e, r, "exit", rec, 0, &err) < 0) {
-		if (!rec && !tctx.failed)
-			cw_error_set(&err, "out of memory");
-		/* The caller must not see a result the audit does not hold. */
-		cw_spawn_result_free(&r->run);
-		fail(r, "result withheld because the audit log cannot be written",
-		     &err);
-		goto out;
-	}
-	if (launched.rate_ret < 0) {
-		cw_spawn_result_free(&r->run);
-		fail(r, "call stopped at launch because its rate-limit count cannot be made durable",
-		     &launched.rate_err);
-		goto out;
-	}
-	r->outcome = CW_OUTCOME_RAN;
-out:
-	if (tcall)
-		cw_trace_call_end(e->trace, tcall, NULL);
-	if (net_added) {
-		collecting_remove(e, &nc);
-		cw_bpfnet_call_remove(e->net, cgid, NULL);
-	}
-	cw_cgroup_pool_retire(e->pool, cgc, false);
-	ll_put(ll);
-}
-
-/* A background command: its launch and everything after, on its job's
- * thread. */
-struct bg_call {
-	struct cw_engine *e;
-	struct cw_rules *ru;		/* a reference, for the job's life */
-	struct cw_cgroup_call *cgc;	/* made ahead, or NULL */
-	struct cw_run_args ra;
-	struct cw_call_result r;
-	struct cw_job *job;
-};
-
-static void bg_launched(void *ctx, pid_t pid)
-{
-	cw_job_launched(((struct bg_call *)ctx)->job, pid);
-}
-
-static void bg_output(void *ctx, int stream, const char *data, size_t len)
-{
-	cw_job_output(((struct bg_call *)ctx)->job, stream, data, len);
-}
-
-static void bg_main(struct cw_job *job, void *arg)
-{
-	struct bg_call *bg = arg;
-	struct runner rn = {
-		.cancel_fd = cw_job_cancel_fd(job),
-		.output = bg_output,
-		.launched = bg_launched,
-		.ctx = bg,
-	};
-
-	bg->job = job;
-	/* The launch record is synced: the caller is answered at launch,
-	 * long before the exit record's sync. */
-	run_launch(bg->e, bg->ru, CW_TOOL_RUN_COMMAND, &bg->ra, &rn, bg->cgc,
-		   true, &bg->r);
-	/* Its slot is free before anyone can see it ended. */
-	slot_give(bg->e);
-	cw_job_finish(job, bg->r.outcome == CW_OUTCOME_RAN ? &bg->r.run : NULL,
-		      bg->r.outcome == CW_OUTCOME_RAN ? NULL : bg->r.message);
-	cw_engine_result_free(&bg->r);
-	cw_run_args_free(&bg->ra);
-	cw_rules_put(bg->ru);
-	free(bg);
-}
-
-/* Starts ra's command in the background; r gets its pid once it runs. */
-static void run_background(struct cw_engine *e, struct cw_rules *ru,
-			   struct cw_run_args *ra, struct cw_cgroup_call **cgc,
-			   const struct cw_call *call,
-			   struct cw_call_result *r)
-{
-	const struct cw_sandbox *sb = cw_policy_sandbox(ru->policy);
-	struct bg_call *bg;
-	struct cw_job *job;
-	pid_t pid = 0;
-	char msg[512];
-	int ret;
-
-	bg = calloc(1, sizeof(*bg));
-	if (!bg) {
-		cw_rate_release(e->rates, r->invocation, NULL);
-		slot_give(e);
-		r->outcome = CW_OUTCOME_FAILED;
-		snprintf(r->message, sizeof(r->message), "out of memory");
-		return;
-	}
-	bg->e = e;
-	bg->ru = cw_rules_get(ru);
-	bg->ra = *ra;		/* moved: the job owns the arguments now */
-	memset(ra, 0, sizeof(*ra));
-	bg->cgc = *cgc;		/* and the cgroup */
-	*cgc = NULL;
-	snprintf(bg->r.invocation, sizeof(bg->r.invocation), "%s",
-		 r->invocation);
-	ret = cw_jobs_start(e->jobs, r->invocation, call->grant,
-			    sb->max_output_bytes > 0 ?
-				    (size_t)sb->max_output_bytes :
-				    JOB_OUTPUT_DEFAULT,
-			    bg_main, bg, &job);
-	if (ret < 0) {
-		cw_run_args_free(&bg->ra);
-		cw_cgroup_pool_retire(e->pool, bg->cgc, false);
-		cw_rules_put(bg->ru);
-		free(bg);
-		cw_rate_release(e->rates, r->invocation, NULL);
-		slot_give(e);
-		r->outcome = CW_OUTCOME_FAILED;
-		snprintf(r->message, sizeof(r->message),
-			 "could not start the background call: %s",
-			 strerror(-ret));
-		return;
-	}
-	if (cw_job_wait_launched(job, &pid, msg, sizeof(msg)) < 0) {
-		r->outcome = CW_OUTCOME_FAILED;
-		snprintf(r->message, sizeof(r->message), "%s", msg);
-		return;
-	}
-	r->outcome = CW_OUTCOME_RAN;
-	r->background = true;
-	r->run.pid = pid;
-}
-
-/* command_status / command_kill, already allowed and audited. */
-static void job_tool(struct cw_engine *e, const struct cw_call *call,
-		     const char *inv, bool kill, struct cw_call_result *r)
-{
-	char msg[512];
-
-	r->data = kill ? cw_jobs_kill(e->jobs, inv, call->grant,
-				      CW_KILL_WAIT_MS, msg, sizeof(msg)) :
-			 cw_jobs_status(e->jobs, inv, call->grant, msg,
-					sizeof(msg));
-	if (!r->data) {
-		r->outcome = CW_OUTCOME_INVALID;
-		snprintf(r->message, sizeof(r->message), "%s", msg);
-		return;
-	}
-	r->outcome = CW_OUTCOME_RAN;
-}
-
-static void progress_tick(void *ctx, int64_t elapsed_us)
-{
-	const struct cw_call_hooks *h = ctx;
-
-	h->progress(h->ctx, elapsed_us / 1000);
-}
-
-/* Without a person to ask: an approval id an operator decides, and the
- * identical call retried once it is approved. */
-static void operator_approval(struct cw_engine *e, const struct cw_call *call,
-			      const struct cw_run_args *ra,
-			      struct cw_call_result *r, json_t **how)
-{
-	static const char *const states[] = { "pending", "approved",
-					       "rejected", "used" };
-	enum cw_approval_state st = CW_APPROVAL_PENDING;
-	int64_t life = cw_approvals_lifetime_s(e->approvals);
-	char id[32] = "";
-	int ret;
-
-	ret = cw_approvals_check(e->approvals, call->grant, call->tool,
-				 call->args, ra->command ? ra->command : call->tool,
-				 cw_mono_us(), id, &st);
-	if (ret == -ENOMEM) {
-		r->verdict.kind = CW_VERDICT_DENY;
-		snprintf(r->verdict.reason, sizeof(r->verdict.reason),
-			 "tool \"%.100s\" requires approval and the approval could not be recorded (out of memory)",
-			 call->tool);
-		return;
-	}
-	*how = json_pack("{s:s, s:s, s:s}", "via", "operator", "id", id,
-			 "state", states[st]);
-	if (!ret) {
-		r->verdict.kind = CW_VERDICT_ALLOW;
-		return;
-	}
-	r->verdict.kind = CW_VERDICT_DENY;
-	if (st == CW_APPROVAL_REJECTED)
-		snprintf(r->verdict.reason, sizeof(r->verdict.reason),
-			 "approval %s for this call was rejected by an operator",
-			 id);
-	else
-		snprintf(r->verdict.reason, sizeof(r->verdict.reason),
-			 "approval required: approval id %s is pending; an operator approves it with `cmdwarden approve %s` (or rejects it with `cmdwarden reject %s`), then retry this identical call within %llds; the approval runs it once",
-			 id, id, id, (long long)life);
 }
 
 void cw_engine_operator_approvals(struct cw_engine *e, bool on)
@@ -1167,248 +482,20 @@ struct cw_approvals *cw_engine_approvals(struct cw_engine *e)
 	return e->approvals;
 }
 
-/* The approval a require_approval verdict asks for. On return the verdict
- * is ALLOW or DENY; *how (may stay NULL) describes the answer for the
- * decision record. */
-static void approve(struct cw_engine *e, const struct cw_sandbox *sb,
-		    const struct cw_call *call, const struct cw_run_args *ra,
-		    const struct cw_call_hooks *h, struct cw_call_result *r,
-		    json_t **how)
+void cw_engine_fail_at(struct cw_engine *e, enum cw_launch_step step)
 {
-	struct cw_ask q = {
-		.tool = call->tool,
-		.command = ra->command,
-		.cwd = ra->command ? (ra->has_cwd ? ra->cwd : sb->cwd) : NULL,
-		.rule = r->verdict.rule,
-		.reason = r->verdict.reason,
-	};
-	int ans = h && h->ask ? h->ask(h->ctx, &q) : -ENOTSUP;
-
-	if (ans < 0 && e->operator_approvals) {
-		operator_approval(e, call, ra, r, how);
-		return;
-	}
-	if (ans >= 0) {
-		static const char *const names[] = { "accept", "decline",
-						     "cancel" };
-
-		*how = json_pack("{s:s, s:s}", "via", "elicitation", "answer",
-				 names[ans]);
-		if (ans == CW_ANSWER_ACCEPT) {
-			r->verdict.kind = CW_VERDICT_ALLOW;
-			return;
-		}
-		r->verdict.kind = CW_VERDICT_DENY;
-		snprintf(r->verdict.reason, sizeof(r->verdict.reason),
-			 "approval for tool \"%.100s\" was %s by the user",
-			 call->tool,
-			 ans == CW_ANSWER_DECLINE ? "declined" : "cancelled");
-		return;
-	}
-	/* No way to ask a human: refuse, saying so. */
-	r->verdict.kind = CW_VERDICT_DENY;
-	snprintf(r->verdict.reason, sizeof(r->verdict.reason),
-		 "tool \"%.100s\" requires approval and this server has no way to ask for it",
-		 call->tool);
+	__atomic_store_n(&e->fail_at, (int)step, __ATOMIC_RELAXED);
 }
 
-static void call_with(struct cw_engine *e, struct cw_rules *ru,
-		      const struct cw_call *call,
-		      const struct cw_call_hooks *h, struct cw_call_result *r);
-
-void cw_engine_call_hooked(struct cw_engine *e, struct cw_rules *rules,
-			   const struct cw_call *call,
-			   const struct cw_call_hooks *h,
-			   struct cw_call_result *r)
+bool cw_engine_injected(const struct cw_engine *e, enum cw_launch_step s)
 {
-	struct cw_rules *ru = rules ? cw_rules_get(rules) : cw_engine_rules(e);
-
-	call_with(e, ru, call, h, r);
-	cw_rules_put(ru);
+	return s != CW_STEP_NONE &&
+	       __atomic_load_n(&e->fail_at, __ATOMIC_RELAXED) == (int)s;
 }
 
-static void call_with(struct cw_engine *e, struct cw_rules *ru,
-		      const struct cw_call *call,
-		      const struct cw_call_hooks *h, struct cw_call_result *r)
+uint64_t cw_engine_decisions(const struct cw_engine *e)
 {
-	const struct cw_sandbox *sb = cw_policy_sandbox(ru->policy);
-	struct cw_tool_args ta;
-	struct cw_run_args *ra = &ta.run;
-	struct runner rn = { .cancel_fd = -1 };
-	struct cw_cgroup_call *cgc = NULL;
-	struct cw_error err = { 0 };
-	enum cw_tool_kind kind;
-	bool reserved = false, invalid, slot = false;
-	int64_t now = cw_now_us(), running = 0;
-	json_t *rec, *how = NULL;
-	int ret;
-
-	/* All but the verdict's limit table, which cw_decide fills. */
-	memset(r, 0, offsetof(struct cw_call_result, verdict.limits));
-	memset(&r->verdict.nlimits, 0, sizeof(*r) -
-	       offsetof(struct cw_call_result, verdict.nlimits));
-	cw_random_id("inv-", r->invocation, sizeof(r->invocation));
-	invalid = cw_tool_args_parse(sb, call->tool, call->args, &ta,
-				     r->message, sizeof(r->message)) < 0;
-	memcpy(r->sandbox_id, ta.sandbox_id, sizeof(r->sandbox_id));
-	kind = ta.kind;
-
-	if (!invalid && h && h->decided) {
-		cw_verdict_copy(&r->verdict, h->decided);
-	} else if (!invalid) {
-		/* No counter view: the reservation below checks the limits
-		 * and records the call in one transaction. */
-		ret = cw_decide(ru->policy, call, NULL, now, &r->verdict);
-		if (ret < 0) {
-			r->verdict.kind = CW_VERDICT_DENY;
-			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
-				 "internal error while deciding: %s",
-				 strerror(-ret));
-		}
-	}
-	if (!invalid && r->verdict.kind == CW_VERDICT_APPROVAL) {
-		approve(e, sb, call, ra, h, r, &how);
-		now = cw_now_us();
-	}
-	if (!invalid && r->verdict.kind == CW_VERDICT_ALLOW &&
-	    kind == CW_TOOL_RUN) {
-		slot = slot_take(e, &running);
-		if (!slot) {
-			r->verdict.kind = CW_VERDICT_DENY;
-			snprintf(r->verdict.rule, sizeof(r->verdict.rule),
-				 "max_concurrent");
-			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
-				 "too many commands running at once: %lld running, max_concurrent is %lld; retry when one has ended",
-				 (long long)running,
-				 (long long)e->max_running);
-		}
-	}
-	if (slot) {
-		/* A cgroup made ahead of time names the invocation. */
-		cgc = cw_cgroup_pool_take(e->pool, sb);
-		if (cgc)
-			snprintf(r->invocation, sizeof(r->invocation), "%s",
-				 cw_cgroup_call_name(cgc));
-	}
-	if (!invalid && r->verdict.kind == CW_VERDICT_ALLOW) {
-		size_t which = 0;
-		int64_t retry = 0;
-
-		/* A foreground command's count is flushed while it starts
-		 * (run_launch), still before the answer. */
-		ret = cw_rate_reserve_flags(e->rates, r->verdict.limits,
-					    r->verdict.nlimits, now,
-					    r->invocation,
-					    kind == CW_TOOL_RUN && !ra->background ?
-						    CW_RATE_DEFER_SYNC :
-						    0,
-					    &retry, &which, &err);
-		if (ret == -EAGAIN) {
-			cw_verdict_rate_limited(&r->verdict,
-						r->verdict.limits[which].limit,
-						retry);
-		} else if (ret < 0) {
-			/* Fail closed: no count, no call. */
-			r->verdict.kind = CW_VERDICT_DENY;
-			snprintf(r->verdict.rule, sizeof(r->verdict.rule),
-				 "limits");
-			snprintf(r->verdict.reason, sizeof(r->verdict.reason),
-				 "the rate-limit store failed: %s", err.text);
-		} else {
-			reserved = true;
-		}
-	}
-	if (slot && !reserved) {
-		slot_give(e);
-		slot = false;
-	}
-
-	rec = cw_rec_decision(call, invalid, r->message, &r->verdict, how);
-	/* An allowed foreground run_command has launch and exit records to
-	 * come: the exit record's sync makes all three durable before the
-	 * answer. */
-	if (rec && h && h->decided && h->durable) {
-		/* A refused call: its answer waits for the record, not its
-		 * thread. */
-		ret = cw_audit_write_async(e->audit, "decision", r->invocation,
-					   rec, h->durable, h->durable_ctx,
-					   &err);
-		json_decref(rec);
-		if (!ret) {
-			__atomic_add_fetch(&r->audit_records, 1,
-					   __ATOMIC_RELAXED);
-			r->durable_later = true;
-		}
-	} else if (!rec) {
-		ret = -ENOMEM;
-	} else {
-		ret = audit(e, r, "decision", rec,
-			    reserved && kind == CW_TOOL_RUN ? CW_AUDIT_DEFER_SYNC :
-							   0,
-			    &err);
-	}
-	if (ret < 0) {
-		if (!rec)
-			cw_error_set(&err, "out of memory");
-		if (reserved)
-			cw_rate_release(e->rates, r->invocation, NULL);
-		fail(r, "call refused because the audit log cannot be written",
-		     &err);
-		goto out;
-	}
-	if (invalid) {
-		r->outcome = CW_OUTCOME_INVALID;
-		goto out;
-	}
-	if (r->verdict.kind != CW_VERDICT_ALLOW) {
-		r->outcome = CW_OUTCOME_DENIED;
-		deny_text(r);
-		goto out;
-	}
-	if (kind == CW_TOOL_STATUS || kind == CW_TOOL_KILL) {
-		job_tool(e, call, ta.invocation, kind == CW_TOOL_KILL, r);
-		goto out;
-	}
-	if (kind != CW_TOOL_RUN) {
-		cw_rate_release(e->rates, r->invocation, NULL);
-		r->outcome = CW_OUTCOME_UNKNOWN_TOOL;
-		snprintf(r->message, sizeof(r->message),
-			 "unknown tool \"%.200s\"", call->tool);
-		goto out;
-	}
-	if (ra->background) {
-		slot = false;	/* the job gives it back when it ends */
-		run_background(e, ru, ra, &cgc, call, r);
-		goto out;
-	}
-	if (h) {
-		rn.cancel_fd = h->cancel_fd;
-		if (h->progress && h->progress_ms > 0) {
-			rn.tick_ms = h->progress_ms;
-			rn.tick = progress_tick;
-			rn.ctx = (void *)h;
-		}
-	}
-	run_launch(e, ru, call->tool, ra, h ? &rn : NULL, cgc, false, r);
-	cgc = NULL;
-out:
-	cw_cgroup_pool_retire(e->pool, cgc, false);
-	if (slot)
-		slot_give(e);
-	json_decref(how);
-	cw_tool_args_free(&ta);
-}
-
-void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
-		    struct cw_call_result *r)
-{
-	cw_engine_call_hooked(e, NULL, call, NULL, r);
-}
-
-void cw_engine_call_with(struct cw_engine *e, struct cw_rules *rules,
-			 const struct cw_call *call, struct cw_call_result *r)
-{
-	cw_engine_call_hooked(e, rules, call, NULL, r);
+	return __atomic_load_n(&e->decisions, __ATOMIC_RELAXED);
 }
 
 void cw_engine_result_free(struct cw_call_result *r)

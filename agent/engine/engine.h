@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * engine: one tool call from arguments to result. Validates arguments,
- * decides, reserves rate-limit counters, audits, launches and reaps, in the
- * order the layers meet a call. Shared by the MCP server and `cmdwarden exec`.
+ * engine: one tool call from arguments to result, and the state calls
+ * share (rules, audit log, rate-limit store, kernel layers, jobs,
+ * approvals). A call is submitted and decided exactly once, then approved,
+ * reserved, launched, recorded and answered (call.c); a refused or invalid
+ * call is answered at submission, any other needs a worker to run the
+ * rest. Shared by the MCP server and `cmdwarden exec`.
  */
 #ifndef CW_ENGINE_ENGINE_H
 #define CW_ENGINE_ENGINE_H
@@ -133,31 +136,56 @@ struct cw_call_hooks {
 	 * a CW_ANSWER_*, or -errno when it cannot ask. NULL: cannot ask. */
 	int (*ask)(void *ctx, const struct cw_ask *q);
 	void *ctx;
-	/* The policy's verdict, already reached under the same rules without
-	 * counters (a caller routing refused calls): not decided again. */
-	const struct cw_verdict *decided;
-	/* With decided: the call's decision record is written without
-	 * waiting for the disk, and durable(durable_ctx, ...) says when it
-	 * is durable or that it failed (cw_audit_write_async), on another
-	 * thread; the result then has durable_later set, and must not be
-	 * given to the caller before that. */
+	/* For a call answered at submission (refused or invalid): its
+	 * decision record is written without waiting for the disk, and
+	 * durable(durable_ctx, ...) says when it is durable or that it
+	 * failed (cw_audit_write_async), on another thread; the result then
+	 * has durable_later set, and must not be given to the caller before
+	 * that. */
 	cw_audit_done_fn durable;
 	void *durable_ctx;
 };
 
-/* Runs one call under the default rules. Never fails as a function: every
- * problem is an outcome. Thread-safe: calls run concurrently, each on its
- * caller's thread (a background call's command on a thread of its own). */
-void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
-		    struct cw_call_result *r);
-/* The same under given rules (NULL: the default), such as a grant's own. */
-void cw_engine_call_with(struct cw_engine *e, struct cw_rules *rules,
-			 const struct cw_call *call, struct cw_call_result *r);
-/* And with the caller taking part (hooks may be NULL). */
+/*
+ * A call in two steps. cw_engine_submit parses the arguments (the tool
+ * table, server/tools.h) and decides the call, once, under rules (NULL:
+ * the default rules). A call refused by the policy or with invalid
+ * arguments launches nothing and asks no one: it is recorded and answered
+ * at once, CW_CALL_ANSWERED with r filled. Any other call returns
+ * CW_CALL_NEEDS_WORKER with *pending set: the rest (approval, counters,
+ * launch, records) runs with cw_engine_run, on a thread that may wait,
+ * under the verdict and rules of the submission. Thread-safe: calls run
+ * concurrently, each on its caller's thread (a background call's command
+ * on a thread of its own).
+ */
+struct cw_pending;
+
+enum cw_submitted {
+	CW_CALL_ANSWERED = 0,
+	CW_CALL_NEEDS_WORKER,
+};
+
+enum cw_submitted cw_engine_submit(struct cw_engine *e, struct cw_rules *rules,
+				   const struct cw_call *call,
+				   const struct cw_call_hooks *h,
+				   struct cw_call_result *r,
+				   struct cw_pending **pending);
+/* Runs the rest of a submitted call and frees pending; r gets the result.
+ * call: the call submitted (its arguments may be a copy of them). */
+void cw_engine_run(struct cw_pending *pending, const struct cw_call *call,
+		   const struct cw_call_hooks *h, struct cw_call_result *r);
+/* Drops a submitted call that will not run (nothing was recorded). */
+void cw_engine_pending_free(struct cw_pending *pending);
+
+/* Both steps on the caller's thread (hooks may be NULL); never fails as a
+ * function: every problem is an outcome. */
 void cw_engine_call_hooked(struct cw_engine *e, struct cw_rules *rules,
 			   const struct cw_call *call,
 			   const struct cw_call_hooks *h,
 			   struct cw_call_result *r);
+/* The same under the default rules, without hooks. */
+void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
+		    struct cw_call_result *r);
 void cw_engine_result_free(struct cw_call_result *r);
 
 /* A require_approval call whose client cannot be asked gets an approval id
@@ -168,8 +196,19 @@ void cw_engine_operator_approvals(struct cw_engine *e, bool on);
 /* The approvals operators decide (server/control.c answers them). */
 struct cw_approvals *cw_engine_approvals(struct cw_engine *e);
 
-/* Commands allowed to run at once: the policy's max_concurrent, else the
- * number of CPUs times four. */
-int64_t cw_engine_max_concurrent(const struct cw_engine *e);
+/* For tests: the steps of a launch, in order, and a failure injected at
+ * one of them in every later call (CW_STEP_NONE: none). */
+enum cw_launch_step {
+	CW_STEP_NONE = 0,
+	CW_STEP_LANDLOCK,	/* the ruleset */
+	CW_STEP_RECORD,		/* the launch record */
+	CW_STEP_CGROUP,		/* the call's cgroup */
+	CW_STEP_NET,		/* its network rules */
+	CW_STEP_TRACE,		/* its kernel event tracing */
+	CW_STEP_SPAWN,		/* the command itself */
+};
+void cw_engine_fail_at(struct cw_engine *e, enum cw_launch_step step);
+/* Policy decisions the engine has made since open (cw_decide calls). */
+uint64_t cw_engine_decisions(const struct cw_engine *e);
 
 #endif

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * The MCP core (mcp.h): JSON-RPC messages, the session's lifecycle, the
+ * calls in flight on the worker pool, elicitation. What each tool is lives
+ * in the tool table (tools.c); what a call does, in the engine.
+ */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -26,6 +31,7 @@ struct flight {
 	json_t *params;
 	json_t *progress_token;	/* NULL when none was asked for */
 	int cancel_fd;		/* eventfd: notifications/cancelled */
+	struct cw_pending *pending; /* the submitted call, until it runs */
 	bool cancelled;		/* under m->lock */
 	struct flight *next;
 };
@@ -347,7 +353,8 @@ static void progress_hook(void *ctx, int64_t elapsed_ms)
 }
 
 /* Fills call from tools/call params, for this session: NULL, or what is
- * wrong with params (shared by the call and its routing check). */
+ * wrong with params (at submission, and on the worker from its copy of
+ * params). */
 static const char *call_of(struct cw_mcp *m, json_t *params,
 			   struct cw_call *call)
 {
@@ -423,70 +430,42 @@ static void later_durable(void *ctx, int ret, const struct cw_error *err)
 	later_put(lt);
 }
 
-static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params,
-		       struct flight *f, struct cw_rules *decided_by,
-		       const struct cw_verdict *decided, struct later *lt)
+/* The JSON-RPC response to a call's result; frees r's contents. */
+static json_t *answer(json_t *id, struct cw_call_result *r)
 {
-	struct cw_call_hooks hooks = { .cancel_fd = -1, .decided = decided };
-	struct cw_call_result r;
-	struct cw_rules *rules;
-	struct cw_call call;
 	json_t *res = NULL, *js;
-	const char *bad;
 	char *text;
 
-	bad = call_of(m, params, &call);
-	if (bad)
-		return cw_mcp_error(id, CW_JSONRPC_INVALID_PARAMS, "%s", bad);
-	if (f) {
-		hooks.cancel_fd = f->cancel_fd;
-		hooks.ask = ask_hook;
-		hooks.ctx = f;
-		if (f->progress_token) {
-			hooks.progress = progress_hook;
-			hooks.progress_ms = CW_MCP_PROGRESS_MS;
-		}
-	}
-	if (lt) {
-		hooks.durable = later_durable;
-		hooks.durable_ctx = lt;
-	}
-	rules = decided_by ? cw_rules_get(decided_by) : rules_now(m);
-	cw_engine_call_hooked(m->engine, rules, &call,
-			      f || decided ? &hooks : NULL, &r);
-	cw_rules_put(rules);
-	if (lt)
-		lt->pending = r.durable_later;
-	switch (r.outcome) {
+	switch (r->outcome) {
 	case CW_OUTCOME_RAN:
-		js = cw_tool_result(&r, false);
+		js = cw_tool_result(r, false);
 		text = js ? cw_json_compact(js) : NULL;
 		json_decref(js);
 		if (text)
 			res = json_pack("{s:[{s:s, s:s}], s:o, s:b}",
 					"content", "type", "text", "text",
 					text, "structuredContent",
-					cw_tool_result(&r, true),
-					"isError", 0);
+					cw_tool_result(r, true), "isError", 0);
 		free(text);
 		break;
 	case CW_OUTCOME_UNKNOWN_TOOL:
-		cw_engine_result_free(&r);
-		return cw_mcp_error(id, CW_JSONRPC_INVALID_PARAMS, "%s",
-				    r.message);
+		res = cw_mcp_error(id, CW_JSONRPC_INVALID_PARAMS, "%s",
+				   r->message);
+		cw_engine_result_free(r);
+		return res;
 	case CW_OUTCOME_DENIED:
 	case CW_OUTCOME_FAILED:
-		res = tool_error(r.message);
+		res = tool_error(r->message);
 		break;
 	case CW_OUTCOME_INVALID: {
 		char msg[1100];
 
-		snprintf(msg, sizeof(msg), "invalid arguments: %s", r.message);
+		snprintf(msg, sizeof(msg), "invalid arguments: %s", r->message);
 		res = tool_error(msg);
 		break;
 	}
 	}
-	cw_engine_result_free(&r);
+	cw_engine_result_free(r);
 	if (!res)
 		return cw_mcp_error(id, CW_JSONRPC_INTERNAL_ERROR,
 				    "out of memory building the result");
@@ -495,6 +474,7 @@ static json_t *do_call(struct cw_mcp *m, json_t *id, json_t *params,
 
 static void flight_free(struct flight *f)
 {
+	cw_engine_pending_free(f->pending);
 	json_decref(f->id);
 	json_decref(f->params);
 	json_decref(f->progress_token);
@@ -503,14 +483,31 @@ static void flight_free(struct flight *f)
 	free(f);
 }
 
+/* The rest of a submitted call, on a thread of the pool, taking part in
+ * it through the hooks (cancellation, progress, approval by elicitation). */
 static void flight_main(void *p)
 {
 	struct flight *f = p, **pp;
 	struct cw_mcp *m = f->m;
+	struct cw_call_hooks hooks = {
+		.cancel_fd = f->cancel_fd,
+		.ask = ask_hook,
+		.ctx = f,
+	};
+	struct cw_call_result r;
+	struct cw_call call;
 	json_t *resp;
 	bool cancelled;
 
-	resp = do_call(m, f->id, f->params, f, NULL, NULL, NULL);
+	if (f->progress_token) {
+		hooks.progress = progress_hook;
+		hooks.progress_ms = CW_MCP_PROGRESS_MS;
+	}
+	/* The same call as submitted: its arguments are the copy. */
+	call_of(m, f->params, &call);
+	cw_engine_run(f->pending, &call, &hooks, &r);
+	f->pending = NULL;
+	resp = answer(f->id, &r);
 	pthread_mutex_lock(&m->lock);
 	cancelled = f->cancelled;
 	pthread_mutex_unlock(&m->lock);
@@ -530,8 +527,10 @@ static void flight_main(void *p)
 	flight_free(f);
 }
 
-/* Starts a tools/call on a thread of the pool; its answer goes out later. */
-static json_t *dispatch(struct cw_mcp *m, json_t *id, json_t *params)
+/* Hands a submitted call to a thread of the pool; its answer goes out
+ * later. Takes pending. */
+static json_t *dispatch(struct cw_mcp *m, json_t *id, json_t *params,
+			struct cw_pending *pending)
 {
 	json_t *tok = json_object_get(json_object_get(params, "_meta"),
 				      "progressToken");
@@ -541,6 +540,7 @@ static json_t *dispatch(struct cw_mcp *m, json_t *id, json_t *params)
 	pthread_mutex_lock(&m->lock);
 	if (m->nflights >= CW_MCP_MAX_INFLIGHT) {
 		pthread_mutex_unlock(&m->lock);
+		cw_engine_pending_free(pending);
 		return cw_mcp_error(id, CW_JSONRPC_INTERNAL_ERROR,
 				    "too many calls in flight on this session (%d); wait for answers before sending more",
 				    CW_MCP_MAX_INFLIGHT);
@@ -548,9 +548,12 @@ static json_t *dispatch(struct cw_mcp *m, json_t *id, json_t *params)
 	m->nflights++;
 	pthread_mutex_unlock(&m->lock);
 	f = calloc(1, sizeof(*f));
-	if (!f)
+	if (!f) {
+		cw_engine_pending_free(pending);
 		goto fail;
+	}
 	f->m = m;
+	f->pending = pending;
 	/* Copies, not references: the message is freed on the transport's
 	 * thread, and jansson reads a reference count unguarded. */
 	f->id = json_deep_copy(id);
@@ -579,23 +582,30 @@ fail:
 			    "could not start the call: out of resources");
 }
 
-/* A refused call answered through out once its decision record is
- * durable (refusals_later); NULL then, else the answer now. */
-static json_t *refuse_later(struct cw_mcp *m, json_t *id, json_t *params,
-			    struct cw_rules *rules, const struct cw_verdict *v)
+/* A refusal whose answer may wait for its decision record (see
+ * refusals_later): counted in flight until answered. NULL when it cannot
+ * wait (out of memory): it is then answered once durable, at once. */
+static struct later *later_new(struct cw_mcp *m, json_t *id)
 {
 	struct later *lt = calloc(1, sizeof(*lt));
-	json_t *res;
 
 	if (!lt)
-		return do_call(m, id, params, NULL, rules, v, NULL);
+		return NULL;
 	lt->m = m;
 	lt->id = json_deep_copy(id);
 	lt->refs = 2;
 	pthread_mutex_lock(&m->lock);
 	m->nflights++;	/* until answered: cw_mcp_free waits for it */
 	pthread_mutex_unlock(&m->lock);
-	res = do_call(m, id, params, NULL, rules, v, lt);
+	return lt;
+}
+
+/* The answer res of a call answered at submission, with lt: sent through
+ * out once its decision record is durable, then NULL; else res now. */
+static json_t *later_answer(struct later *lt, json_t *res)
+{
+	struct cw_mcp *m = lt->m;
+
 	if (!lt->pending) {
 		json_decref(lt->id);
 		free(lt);
@@ -616,35 +626,53 @@ static json_t *refuse_later(struct cw_mcp *m, json_t *id, json_t *params,
 }
 
 /*
- * A tools/call request. A call the policy refuses whatever the counters
- * say launches nothing and asks no one, so it is decided on the
- * transport's thread, with the verdict reached here: handing it to another
- * thread would cost more than the decision and its audit record. It is
- * answered there, or (refusals_later) through out once its record is
+ * A tools/call request, submitted to the engine, which decides it once. A
+ * call it answers at submission (refused, invalid) launches nothing and
+ * asks no one, so it is answered on the transport's thread: handing it to
+ * another thread would cost more than the decision and its audit record.
+ * It is answered there, or (refusals_later) through out once its record is
  * durable, so that thread does not wait for the disk. Every other call
  * runs on a thread of the worker pool (workers.h) when the transport can
- * send answers later.
+ * send answers later, else here.
  */
 static json_t *tools_call(struct cw_mcp *m, json_t *id, json_t *params)
 {
-	struct cw_verdict v;
+	struct cw_call_hooks hooks = { .cancel_fd = -1 };
+	struct cw_pending *pending;
+	struct cw_call_result r;
 	struct cw_rules *rules;
+	struct later *lt = NULL;
 	struct cw_call call;
+	const char *bad;
 	json_t *res;
 
-	if (!m->out.send || call_of(m, params, &call))
-		return do_call(m, id, params, NULL, NULL, NULL, NULL);
+	bad = call_of(m, params, &call);
+	if (bad)
+		return cw_mcp_error(id, CW_JSONRPC_INVALID_PARAMS, "%s", bad);
 	rules = rules_now(m);
-	if (cw_decide(cw_rules_policy(rules), &call, NULL, cw_now_us(), &v) ==
-		    0 &&
-	    v.kind == CW_VERDICT_DENY)
-		res = m->out.refusals_later ?
-			      refuse_later(m, id, params, rules, &v) :
-			      do_call(m, id, params, NULL, rules, &v, NULL);
-	else
-		res = dispatch(m, id, params);
+	if (!m->out.send) {
+		cw_engine_call_hooked(m->engine, rules, &call, NULL, &r);
+		cw_rules_put(rules);
+		return answer(id, &r);
+	}
+	if (m->out.refusals_later)
+		lt = later_new(m, id);
+	if (lt) {
+		hooks.durable = later_durable;
+		hooks.durable_ctx = lt;
+	}
+	if (cw_engine_submit(m->engine, rules, &call, &hooks, &r, &pending) ==
+	    CW_CALL_NEEDS_WORKER) {
+		cw_rules_put(rules);
+		if (lt)
+			later_answer(lt, NULL);
+		return dispatch(m, id, params, pending);
+	}
 	cw_rules_put(rules);
-	return res;
+	if (lt)
+		lt->pending = r.durable_later;
+	res = answer(id, &r);
+	return lt ? later_answer(lt, res) : res;
 }
 
 /* A request id must be a string or an integer (JSON-RPC; MCP forbids null). */

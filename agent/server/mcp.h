@@ -32,7 +32,7 @@ struct cw_mcp;
 
 /*
  * How a session sends to its client outside a direct answer: responses of
- * calls that ran on their own threads, notifications (progress), and
+ * calls that ran on the worker pool, notifications (progress), and
  * requests (elicitation/create). The transport writes each message whole;
  * it may be called from any thread. related is the id of the client's
  * request the message belongs to (NULL when none), so that a transport
@@ -67,8 +67,9 @@ typedef struct cw_rules *(*cw_mcp_rules_fn)(void *ctx, const char *grant);
 void cw_mcp_set_rules_source(struct cw_mcp *m, cw_mcp_rules_fn fn,
 			     void *ctx);
 
-/* With an out channel, tools/call requests run on threads of their own and
- * are answered through it, so one slow command blocks nothing else; the
+/* With an out channel, tools/call requests the engine cannot answer at
+ * submission run on the threads of the worker pool (workers.h) and are
+ * answered through it, so one slow command blocks nothing else; the
  * session also honours notifications/cancelled, sends progress and asks
  * for approvals by elicitation. Without, calls run inline. Set before the
  * first message. */
