@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "engine/engine.h"
+#include "server/tools.h"
 #include "lib/json.h"
 
 enum { OPT_CWD = CW_OPT_OWN, OPT_TIMEOUT };
