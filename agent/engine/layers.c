@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The kernel layers: one row each, in the order of their CW_LAYER_* bits
- * (the order `cmdwarden probe` and the audit records list them). A row
- * says which probed features the layer needs and whether this build
- * enforces it; everything that asks "is this layer on here, and why not"
- * reads this table.
+ * The kernel layers: one row each, indexed by CW_LAYER_IDX_* (CW_LAYERS in
+ * policy/policy.h gives their names, bits and order). A row says which
+ * probed features the layer needs and whether this build enforces it;
+ * everything that asks "is this layer on here, and why not" reads this
+ * table.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,22 +22,21 @@
 #define WHY_LEN 256
 
 struct layer {
-	const char *name;
-	unsigned bit;
 	bool built;		/* this build enforces it */
 	enum cw_feature need[LAYER_NEEDS_MAX];
 	size_t nneed;
 };
 
-static const struct layer layers[] = {
-	{ "seccomp", CW_LAYER_SECCOMP, true, { CW_FEAT_SECCOMP }, 1 },
-	{ "landlock", CW_LAYER_LANDLOCK, true, { CW_FEAT_LANDLOCK }, 1 },
-	{ "bpf_net", CW_LAYER_BPF_NET, true,
+/* One row per CW_LAYERS entry (policy/policy.h), by its bit number. */
+static const struct layer layers[CW_LAYER_COUNT] = {
+	[CW_LAYER_IDX_SECCOMP] = { true, { CW_FEAT_SECCOMP }, 1 },
+	[CW_LAYER_IDX_LANDLOCK] = { true, { CW_FEAT_LANDLOCK }, 1 },
+	[CW_LAYER_IDX_BPF_NET] = { true,
 	  { CW_FEAT_CGROUP2, CW_FEAT_BPF_CGROUP_SOCK_ADDR,
 	    CW_FEAT_BPF_CGROUP_SOCK, CW_FEAT_BPF_CGROUP_SKB,
 	    CW_FEAT_BPF_RINGBUF }, 5 },
-	{ "cgroup", CW_LAYER_CGROUP, true, { CW_FEAT_CGROUP2 }, 1 },
-	{ "bpf_trace", CW_LAYER_BPF_TRACE, true,
+	[CW_LAYER_IDX_CGROUP] = { true, { CW_FEAT_CGROUP2 }, 1 },
+	[CW_LAYER_IDX_BPF_TRACE] = { true,
 	  { CW_FEAT_CGROUP2, CW_FEAT_KERNEL_BTF, CW_FEAT_BPF_TRACEPOINT,
 	    CW_FEAT_BPF_RINGBUF }, 4 },
 };
@@ -113,8 +112,8 @@ bool cw_layer_on(unsigned bit)
 	char why[WHY_LEN];
 	size_t i;
 
-	for (i = 0; i < CW_ARRAY_SIZE(layers); i++)
-		if (layers[i].bit == bit)
+	for (i = 0; i < CW_LAYER_COUNT; i++)
+		if ((1u << i) == bit)
 			return !layer_missing(&layers[i], why, sizeof(why));
 	return false;
 }
@@ -125,8 +124,8 @@ json_t *cw_engine_layers(void)
 	char why[WHY_LEN];
 	size_t i;
 
-	for (i = 0; o && i < CW_ARRAY_SIZE(layers); i++)
-		json_object_set_new(o, layers[i].name,
+	for (i = 0; o && i < CW_LAYER_COUNT; i++)
+		json_object_set_new(o, cw_layer_names[i],
 				    json_boolean(!layer_missing(&layers[i], why,
 								sizeof(why))));
 	return o;
@@ -139,10 +138,10 @@ json_t *cw_engine_layers_off(void)
 	const char *m;
 	size_t i;
 
-	for (i = 0; o && i < CW_ARRAY_SIZE(layers); i++) {
+	for (i = 0; o && i < CW_LAYER_COUNT; i++) {
 		m = layer_missing(&layers[i], why, sizeof(why));
 		if (m)
-			json_object_set_new(o, layers[i].name, json_string(m));
+			json_object_set_new(o, cw_layer_names[i], json_string(m));
 	}
 	return o;
 }
@@ -154,13 +153,13 @@ void cw_engine_layer_warnings(const struct cw_policy *p, struct cw_diag *warn)
 	const char *m;
 	size_t i;
 
-	for (i = 0; i < CW_ARRAY_SIZE(layers); i++) {
-		if (sb->require_layers & layers[i].bit)
+	for (i = 0; i < CW_LAYER_COUNT; i++) {
+		if (sb->require_layers & (1u << i))
 			continue;
 		m = layer_missing(&layers[i], why, sizeof(why));
 		if (m)
 			cw_diag_add(warn, p->source, 0, 0, "", "layer \"%s\" is not available and commands run without it: %s",
-				    layers[i].name, m);
+				    cw_layer_names[i], m);
 	}
 }
 
@@ -173,15 +172,15 @@ static void check_layers(const struct cw_policy *p, const char *source,
 	const char *m;
 	size_t i;
 
-	for (i = 0; i < CW_ARRAY_SIZE(layers); i++) {
-		if (!(sb->require_layers & layers[i].bit))
+	for (i = 0; i < CW_LAYER_COUNT; i++) {
+		if (!(sb->require_layers & (1u << i)))
 			continue;
 		m = layer_missing(&layers[i], why, sizeof(why));
 		if (m)
 			cw_diag_add(diag, source, 0, 0,
 				    "tools.run_command.sandbox.require_layers",
 				    "required layer \"%s\" is not available: %s; remove it from require_layers to run without it",
-				    layers[i].name, m);
+				    cw_layer_names[i], m);
 	}
 }
 

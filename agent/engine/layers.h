@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * layers: the one table of kernel layers (name, CW_LAYER_* bit, the probed
- * features it needs), what this kernel and build offer of them, and the
- * policy checks that depend on it (require_layers, and the warnings for
- * layers a policy does not require but cannot have).
+ * layers: the one table of kernel layers (by CW_LAYER_IDX_*: the probed
+ * features each needs; names and bits are CW_LAYERS in policy/policy.h),
+ * what this kernel and build offer of them, and the policy checks that
+ * depend on it (require_layers, and the warnings for layers a policy does
+ * not require but cannot have).
  *
- * Adding a kernel layer: its file pair under userspace/kernel/, one row in
- * layers.c, one attach/detach pair in launch.c.
+ * Adding a kernel layer: its file pair under userspace/kernel/, its line
+ * in CW_LAYERS (policy/policy.h: name and bit), its row in layers.c (what
+ * it needs of the probe), one attach/detach pair in launch.c.
  */
 #ifndef CW_ENGINE_LAYERS_H
 #define CW_ENGINE_LAYERS_H

@@ -86,11 +86,35 @@ struct cw_net_rule {
 	char *text;		/* as written, for audit */
 };
 
-#define CW_LAYER_SECCOMP	(1u << 0)
-#define CW_LAYER_LANDLOCK	(1u << 1)
-#define CW_LAYER_BPF_NET	(1u << 2)
-#define CW_LAYER_CGROUP		(1u << 3)
-#define CW_LAYER_BPF_TRACE	(1u << 4)
+/*
+ * The kernel layers, in the order `cmdwarden probe` and the audit records
+ * list them: X(ID, name). Each gives CW_LAYER_IDX_<ID> (its bit number),
+ * CW_LAYER_<ID> (its bit, as in require_layers) and cw_layer_names[idx].
+ * What a layer needs of the kernel is its row in agent/engine/layers.c,
+ * indexed by CW_LAYER_IDX_<ID>.
+ */
+#define CW_LAYERS(X)			\
+	X(SECCOMP, "seccomp")		\
+	X(LANDLOCK, "landlock")		\
+	X(BPF_NET, "bpf_net")		\
+	X(CGROUP, "cgroup")		\
+	X(BPF_TRACE, "bpf_trace")
+
+enum cw_layer_idx {
+#define CW_LAYER_IDX_(id, name) CW_LAYER_IDX_##id,
+	CW_LAYERS(CW_LAYER_IDX_)
+#undef CW_LAYER_IDX_
+	CW_LAYER_COUNT
+};
+
+enum {
+#define CW_LAYER_BIT_(id, name) CW_LAYER_##id = 1u << CW_LAYER_IDX_##id,
+	CW_LAYERS(CW_LAYER_BIT_)
+#undef CW_LAYER_BIT_
+};
+
+/* Name of each layer by bit number, NULL-ended. */
+extern const char *const cw_layer_names[CW_LAYER_COUNT + 1];
 
 struct cw_strv {
 	char **v;

@@ -66,10 +66,10 @@ static const char default_sandbox_json[] =
 #define FSIZE_MAX_MB (1ll << 30)
 #define CONN_MAX (1ll << 31)
 
-/* require_layers names; entry k is the layer bit 1u << k (CW_LAYER_* in
- * policy/policy.h). */
-static const char *const layer_names[] = {
-	"seccomp", "landlock", "bpf_net", "cgroup", "bpf_trace", NULL,
+const char *const cw_layer_names[CW_LAYER_COUNT + 1] = {
+#define LAYER_NAME(id, name) [CW_LAYER_IDX_##id] = name,
+	CW_LAYERS(LAYER_NAME)
+#undef LAYER_NAME
 };
 
 static void net_rules_free(struct cw_net_rule *r, size_t n)
@@ -654,12 +654,12 @@ static void apply_layers(struct cw_loader *ld, struct cw_sandbox *sb, json_t *a,
 			ok = false;
 			continue;
 		}
-		for (k = 0; layer_names[k]; k++)
-			if (!strcmp(json_string_value(e), layer_names[k]))
+		for (k = 0; cw_layer_names[k]; k++)
+			if (!strcmp(json_string_value(e), cw_layer_names[k]))
 				break;
-		if (!layer_names[k]) {
+		if (!cw_layer_names[k]) {
 			cw_load_unknown(ld, ep, "layer", json_string_value(e),
-					layer_names);
+					cw_layer_names);
 			ok = false;
 			continue;
 		}
