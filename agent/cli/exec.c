@@ -92,7 +92,7 @@ int cw_cmd_exec(int argc, char **argv)
 	cw_engine_call(e, &call, &r);
 	switch (r.outcome) {
 	case CW_OUTCOME_RAN:
-		out = cw_engine_result_json(&r, true);
+		out = cw_tool_result_json(&r, true);
 		s = out ? json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) :
 			  NULL;
 		json_decref(out);

@@ -195,7 +195,7 @@ static int serve_parse(int argc, char **argv, struct serve_args *sa)
 static json_t *control_request(void *ctx, json_t *req,
 				const struct ucred *peer)
 {
-	return cw_engine_control(ctx, req, peer);
+	return cw_control_answer(ctx, req, peer);
 }
 
 /* Serves HTTP until SIGINT or SIGTERM; SIGHUP reloads the token file and

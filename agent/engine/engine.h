@@ -189,7 +189,7 @@ void cw_engine_call(struct cw_engine *e, const struct cw_call *call,
 void cw_engine_result_free(struct cw_call_result *r);
 
 /* A require_approval call whose client cannot be asked gets an approval id
- * an operator decides (cw_engine_control) once this is on; off, such calls
+ * an operator decides (cw_control_answer) once this is on; off, such calls
  * are refused as having no way to ask. */
 void cw_engine_operator_approvals(struct cw_engine *e, bool on);
 

@@ -396,7 +396,7 @@ int cw_control_request(const char *state_dir, json_t *req, json_t **reply,
 
 /* ---- the protocol ------------------------------------------------------ */
 
-json_t *cw_engine_control(struct cw_engine *e, json_t *req,
+json_t *cw_control_answer(struct cw_engine *e, json_t *req,
 			  const struct ucred *peer)
 {
 	const char *op = json_string_value(json_object_get(req, "op"));

@@ -47,7 +47,7 @@ int cw_control_request(const char *state_dir, json_t *req, json_t **reply,
 /* Answers a request ({"op": "approve"|"reject", "id"} or {"op": "list"})
  * from peer with e's approvals, as a cw_control_fn does; decisions are
  * audited before they take effect. New reference. */
-json_t *cw_engine_control(struct cw_engine *e, json_t *req,
+json_t *cw_control_answer(struct cw_engine *e, json_t *req,
 			  const struct ucred *peer);
 
 #endif

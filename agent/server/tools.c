@@ -395,7 +395,7 @@ json_t *cw_mcp_tools(const struct cw_policy *p)
 
 /* ---- results ----------------------------------------------------------- */
 
-json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended)
+json_t *cw_tool_result_json(const struct cw_call_result *r, bool extended)
 {
 	int code = r->run.term_signal ? 128 + r->run.term_signal :
 					r->run.exit_code;
@@ -465,7 +465,7 @@ json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended)
 json_t *cw_tool_result(const struct cw_call_result *r, bool extended)
 {
 	if (!r->data)
-		return cw_engine_result_json(r, extended);
+		return cw_tool_result_json(r, extended);
 	if (r->sandbox_id[0])
 		json_object_set_new(r->data, "sandboxId",
 				    json_string(r->sandbox_id));

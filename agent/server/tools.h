@@ -74,7 +74,7 @@ struct cw_call_result;
  * invocation_id and audit (the call's records and what the kernel layers
  * refused). A background call: {message, pid, sandboxId}, extended with
  * invocation_id, background and audit. New reference. */
-json_t *cw_engine_result_json(const struct cw_call_result *r, bool extended);
+json_t *cw_tool_result_json(const struct cw_call_result *r, bool extended);
 
 /* The structured result of a call that ran, for its tool: the E2B shape
  * (extended or not) of run_command, the job state of command_status and
