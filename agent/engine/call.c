@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit/types.h"
 #include "engine/internal.h"
 #include "engine/records.h"
 
@@ -73,7 +74,7 @@ static void give_back(struct cw_engine *e, struct cw_call_result *r,
 
 	cw_rate_release(e->rates, r->invocation, NULL);
 	if (why)
-		cw_engine_record(e, r, "exit",
+		cw_engine_record(e, r, CW_AUDIT_T(EXIT),
 				 cw_rec_exit_unlaunched(why->error,
 							why->with_cancelled,
 							r->cancelled),
@@ -97,9 +98,9 @@ static int record_decision(struct cw_engine *e, const struct cw_call *call,
 		return -ENOMEM;
 	}
 	if (!answer_now || !h || !h->durable)
-		return cw_engine_record(e, r, "decision", rec, flags, err);
+		return cw_engine_record(e, r, CW_AUDIT_T(DECISION), rec, flags, err);
 	/* A refused call: its answer waits for the record, not its thread. */
-	ret = cw_audit_write_async(e->audit, "decision", r->invocation, rec,
+	ret = cw_audit_write_async(e->audit, CW_AUDIT_T(DECISION), r->invocation, rec,
 				   h->durable, h->durable_ctx, err);
 	json_decref(rec);
 	if (!ret) {

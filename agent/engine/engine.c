@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit/types.h"
 #include "engine/internal.h"
 #include "engine/records.h"
 
@@ -177,7 +178,7 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 	/* What protects the calls of this run, once, for the audit reader. */
 	rec = cw_rec_agent_start(o->policy_path, e->cg, e->trace,
 				 e->trace_error);
-	if (!rec || cw_audit_write(e->audit, "agent", NULL, rec, &err) < 0) {
+	if (!rec || cw_audit_write(e->audit, CW_AUDIT_T(AGENT), NULL, rec, &err) < 0) {
 		json_decref(rec);
 		cw_diag_add(diag, "", 0, 0, "", "audit log: %s",
 			    rec ? err.text : "out of memory");
@@ -411,7 +412,7 @@ void cw_engine_net_event(void *ctx, const struct cw_bpfnet_event *ev)
 		if (nc->cgid == ev->cgroup_id)
 			break;
 	if (nc)
-		cw_engine_record(e, nc->r, "net", cw_rec_net(ev),
+		cw_engine_record(e, nc->r, CW_AUDIT_T(NET), cw_rec_net(ev),
 				 CW_AUDIT_DEFER_SYNC, &err);
 	pthread_mutex_unlock(&e->lock);
 }

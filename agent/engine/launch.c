@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "audit/types.h"
 #include "engine/internal.h"
 #include "engine/records.h"
 
@@ -118,7 +119,7 @@ static void seccomp_event(void *ctx, const struct cw_seccomp_denial *d)
 
 	if (!d->described)
 		return;
-	if (cw_engine_record(l->e, l->r, "seccomp", cw_rec_seccomp(d),
+	if (cw_engine_record(l->e, l->r, CW_AUDIT_T(SECCOMP), cw_rec_seccomp(d),
 			     CW_AUDIT_DEFER_SYNC, &err) == 0)
 		l->seccomp_recorded++;
 }
@@ -169,7 +170,7 @@ static int record_launch(struct launch *l)
 		cw_error_set(&l->err, "out of memory");
 		ret = -ENOMEM;
 	} else {
-		ret = cw_engine_record(e, l->r, "launch", rec,
+		ret = cw_engine_record(e, l->r, CW_AUDIT_T(LAUNCH), rec,
 				       l->sync_launch ? 0 : CW_AUDIT_DEFER_SYNC,
 				       &l->err);
 	}
@@ -488,7 +489,7 @@ static void record_limits(struct launch *l)
 	if (l->e->trace && t->deny.hit)
 		recs[k++] = cw_rec_limit_deny_open(t);
 	for (i = 0; i < k; i++)
-		cw_engine_record(l->e, l->r, "limit", recs[i],
+		cw_engine_record(l->e, l->r, CW_AUDIT_T(LIMIT), recs[i],
 				 CW_AUDIT_DEFER_SYNC, &err);
 }
 
@@ -524,7 +525,7 @@ static void record_exit(struct launch *l)
 		rec = NULL;
 		l->err = l->tctx.err;
 	}
-	if (!rec || cw_engine_record(e, r, "exit", rec, 0, &l->err) < 0) {
+	if (!rec || cw_engine_record(e, r, CW_AUDIT_T(EXIT), rec, 0, &l->err) < 0) {
 		if (!rec && !l->tctx.failed)
 			cw_error_set(&l->err, "out of memory");
 		/* The caller must not see a result the audit does not hold. */

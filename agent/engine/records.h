@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * records: the fields of every audit record the engine writes, one builder
- * per record type. The types (design.md §9): agent, decision, launch,
- * exit, net, seccomp, limit, approval; exec, file and process records of
- * kernel events are built by kernel/trace (cw_trace_event_json).
+ * per record type: agent, decision, launch, exit, net, seccomp, limit,
+ * approval (access is built by server/http_reply.c; exec, file and process
+ * records of kernel events by kernel/trace, cw_trace_event_json). The
+ * types' names are the one list of audit/types.h (CW_AUDIT_T), which the
+ * writer's callers, `audit query --type` and `audit stats` use.
  * Each builder returns a new object (NULL when out of memory) for the
- * caller to write; adding a record type is its builder here and its call
- * site.
+ * caller to write; adding a record type is its row in audit/types.h and
+ * types.c, its builder here and its call site.
  */
 #ifndef CW_ENGINE_RECORDS_H
 #define CW_ENGINE_RECORDS_H

@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "audit/types.h"
 #include "engine/approvals.h"
 #include "engine/records.h"
 #include "lib/json.h"
@@ -429,7 +430,7 @@ json_t *cw_control_answer(struct cw_engine *e, json_t *req,
 	rec = cw_rec_approval(id, approve, ret, peer, desc);
 	json_decref(desc);
 	/* On the record before it takes effect. */
-	if (!rec || cw_engine_audit(e, "approval", rec, 0, &err) < 0) {
+	if (!rec || cw_engine_audit(e, CW_AUDIT_T(APPROVAL), rec, 0, &err) < 0) {
 		json_decref(rec);
 		return json_pack("{s:b, s:s, s:s}", "ok", 0, "error",
 				 "the decision was not taken: the audit log cannot be written",

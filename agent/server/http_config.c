@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "audit/types.h"
 #include "server/http_config.h"
 
 /* Room for the first problem a failed reload found, as its audit record
@@ -193,7 +194,7 @@ int cw_http_config_reload(struct cw_http_config *cfg, struct cw_engine *e,
 		json_object_set_new(rec, "grants",
 				    json_integer((json_int_t)cw_grants_count(
 					    c->grants)));
-	if (!rec || cw_engine_audit(e, "agent", rec, 0, &err) < 0)
+	if (!rec || cw_engine_audit(e, CW_AUDIT_T(AGENT), rec, 0, &err) < 0)
 		cw_diag_add(diag, "", 0, 0, "", "audit log: %s",
 			    rec ? err.text : "out of memory");
 	json_decref(rec);

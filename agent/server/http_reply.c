@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "audit/types.h"
 #include "audit/audit.h"
 #include "lib/json.h"
 #include "server/http.h"
@@ -116,7 +117,7 @@ enum MHD_Result cw_http_refuse_audited(struct cw_engine *e,
 		json_object_set_new(rec, "origin", cw_json_bytes(origin,
 								 strlen(origin)));
 	if (!rec ||
-	    cw_engine_audit(e, "access", rec, CW_AUDIT_DEFER_SYNC, &err) < 0)
+	    cw_engine_audit(e, CW_AUDIT_T(ACCESS), rec, CW_AUDIT_DEFER_SYNC, &err) < 0)
 		fprintf(stderr, "cmdwarden serve: could not audit a refused request from %s: %s\n",
 			remote, rec ? err.text : "out of memory");
 	json_decref(rec);

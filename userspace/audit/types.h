@@ -28,6 +28,9 @@ enum cw_audit_type {
 /* The types' names, indexed by enum cw_audit_type, NULL-terminated. */
 extern const char *const cw_audit_types[CW_AUDIT_NTYPES + 1];
 
+/* The name of type CW_AUDIT_TYPE_<id>, as a record's "type" is written. */
+#define CW_AUDIT_T(id) (cw_audit_types[CW_AUDIT_TYPE_##id])
+
 /* The type named name, or -ENOENT. */
 int cw_audit_type_find(const char *name);
 

@@ -34,6 +34,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "audit/types.h"
 #include "kernel/fanotify.h"
 #include "kernel/libbpf.h"
 #include "bpf/trace.h"
@@ -201,11 +202,11 @@ const char *cw_trace_event_type(const struct cw_trace_event *ev)
 {
 	switch (ev->kind) {
 	case CW_TRACE_EXEC:
-		return "exec";
+		return CW_AUDIT_T(EXEC);
 	case CW_TRACE_FILE:
-		return "file";
+		return CW_AUDIT_T(FILE);
 	default:
-		return "process";
+		return CW_AUDIT_T(PROCESS);
 	}
 }
 
