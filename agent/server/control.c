@@ -293,11 +293,6 @@ void cw_control_stop(struct cw_control *c)
 	free(c);
 }
 
-const char *cw_control_path(const struct cw_control *c)
-{
-	return c->path;
-}
-
 static int ask_one(const char *path, json_t *req, json_t **reply)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };

@@ -35,7 +35,6 @@ struct cw_control *cw_control_start(const char *state_dir, cw_control_fn fn,
 				    void *ctx, struct cw_error *err);
 /* Stops the thread and removes the socket. */
 void cw_control_stop(struct cw_control *c);
-const char *cw_control_path(const struct cw_control *c);
 
 /* Client: sends req to every agent under state_dir until one knows the id
  * (a reply whose code is not "unknown"); *reply gets that reply, or the
