@@ -220,7 +220,9 @@ JSON
 	mcp --policy "$T/p.json" -- "$(call_json 1 'echo meanwhile')"
 	assert_equal "$(text 1 | jq -r .stdout)" meanwhile
 	wait "$fpid"
-	assert_equal "$(jq -r 'select(.id == 1) | .result.structuredContent.stdout' "$T/flood.out")" "flood unshare $((FLOOD * 3)) EPERM $((FLOOD * 3))"
+	out=$(jq -r 'select(.id == 1) | .result.structuredContent.stdout' "$T/flood.out")
+	[ "$out" = "flood unshare $((FLOOD * 3)) EPERM $((FLOOD * 3))" ] ||
+		fail "the flood's call: $(jq -c 'select(.id == 1) | .result.structuredContent // .' "$T/flood.out"); agent: $(cat "$T/flood.err")"
 	run "$CW" audit verify "$AUDIT"
 	assert_success
 }
