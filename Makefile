@@ -137,7 +137,8 @@ $(BUILD)/tests/x32call: tests/e2e/x32call.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# Header dependencies the compiler wrote (-MMD), where objects are built.
+-include $(shell find $(addprefix $(BUILD)/,obj asan bpf tests bench) -name '*.d' 2>/dev/null)
 
 # Installs what build and tests need, only when something is missing.
 deps:
