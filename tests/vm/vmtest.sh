@@ -214,7 +214,7 @@ build_project() {
 		[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$stage/cw/build/tests/"
 	done
 	cp -a tests/e2e tests/fixtures tests/run.sh "$stage/cw/tests/"
-	cp -a policies README.md docs "$stage/cw/"
+	cp -a policies README.md LICENSE docs "$stage/cw/"
 	cp tests/vm/init.sh "$stage/init"
 	cp tests/vm/agent-cgroup.sh "$stage/cw/build/cmdwarden-service"
 	chmod 0755 "$stage/init" "$stage/cw/build/cmdwarden-service"
