@@ -85,7 +85,7 @@ int cw_cmd_exec(int argc, char **argv)
 		json_object_set_new(args, "cwd", json_string(cwd));
 	if (timeout > 0)
 		json_object_set_new(args, "timeout", json_real(timeout));
-	e = cw_cli_open_engine(&co, false);
+	e = cw_cli_open_engine(&co, true);
 	if (!e)
 		goto out;
 	call.args = args;

@@ -146,6 +146,27 @@ json_t *cw_engine_layers_off(void)
 	return o;
 }
 
+/* What of this policy goes unenforced without layer i, as a tail. */
+static const char *unenforced(const struct cw_sandbox *sb, size_t i)
+{
+	switch (i) {
+	case CW_LAYER_IDX_BPF_TRACE:
+		return sb->files.max_files_written || sb->files.max_write_bytes ||
+			       sb->files.deny_open.n ?
+			       "; the policy's sandbox.files limits are not "
+			       "enforced" : "";
+	case CW_LAYER_IDX_BPF_NET:
+		return "; sandbox.network rules and limits are not enforced";
+	case CW_LAYER_IDX_LANDLOCK:
+		return "; sandbox.filesystem is not enforced";
+	case CW_LAYER_IDX_CGROUP:
+		return "; sandbox.resources memory and pids fall back to "
+		       "rlimits";
+	default:
+		return "";
+	}
+}
+
 void cw_engine_layer_warnings(const struct cw_policy *p, struct cw_diag *warn)
 {
 	const struct cw_sandbox *sb = cw_policy_sandbox(p);
@@ -158,8 +179,9 @@ void cw_engine_layer_warnings(const struct cw_policy *p, struct cw_diag *warn)
 			continue;
 		m = layer_missing(&layers[i], why, sizeof(why));
 		if (m)
-			cw_diag_add(warn, p->source, 0, 0, "", "layer \"%s\" is not available and commands run without it: %s",
-				    cw_layer_names[i], m);
+			cw_diag_add(warn, p->source, 0, 0, "", "layer \"%s\" is not available and commands run without it: %s%s",
+				    cw_layer_names[i], m,
+				    unenforced(sb, i));
 	}
 }
 

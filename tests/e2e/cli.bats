@@ -3,6 +3,7 @@
 # The command line: check, eval, exec, version, help.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	cw_setup
@@ -103,7 +104,7 @@ JSON
 }
 
 @test "exec runs a command and prints the E2B-shaped result" {
-	run "$CW" exec --state-dir "$STATE" --audit "$AUDIT" -- echo hello '&&' exit 4
+	run --separate-stderr "$CW" exec --state-dir "$STATE" --audit "$AUDIT" -- echo hello '&&' exit 4
 	assert_success
 	assert_equal "$(jq -r .stdout <<<"$output")" hello
 	assert_equal "$(jq -r .exit_code <<<"$output")" 4
@@ -118,10 +119,37 @@ JSON
 	assert_output --partial '--trace-ringbuf wants KiB from 1 to'
 	[ ! -e "$AUDIT" ] || fail "a refused command line wrote to the audit log"
 	for v in pause drop; do
-		run "$CW" exec --trace-overflow "$v" --state-dir "$STATE" --audit "$AUDIT" -- echo ran
+		run --separate-stderr "$CW" exec --trace-overflow "$v" --state-dir "$STATE" --audit "$AUDIT" -- echo ran
 		assert_success
 		assert_equal "$(jq -r .stdout <<<"$output")" ran
 	done
+}
+
+@test "exec warns about each layer it runs without, as serve does" {
+	cat >"$T/files.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "files": {"max_files_written": 5}}}}}
+JSON
+	export CW_PROBE_DISABLE=bpf_tracepoint
+	run --separate-stderr "$CW" exec --policy "$T/files.json" --state-dir "$STATE" --audit "$AUDIT" -- echo ran
+	assert_success
+	assert_equal "$(jq -r .stdout <<<"$output")" ran
+	grep -q 'warning: .*layer "bpf_trace" is not available and commands run without it: .*; the policy.s sandbox.files limits are not enforced' <<<"$stderr" ||
+		fail "no warning that sandbox.files goes unenforced: $stderr"
+	# the same warnings as serve's
+	"$CW" serve --policy "$T/files.json" --state-dir "$STATE" --audit "$AUDIT" </dev/null 2>"$T/serve.err" >/dev/null
+	assert_equal "$(grep 'is not available' <<<"$stderr")" "$(grep 'is not available' "$T/serve.err")"
+	# a policy without file limits is told only that the layer is off
+	run --separate-stderr "$CW" exec --state-dir "$STATE" --audit "$AUDIT" -- true
+	assert_success
+	grep -q 'layer "bpf_trace" is not available' <<<"$stderr" || fail "no layer warning: $stderr"
+	! grep -q 'sandbox.files' <<<"$stderr" || fail "warned about file limits the policy does not set: $stderr"
+	unset CW_PROBE_DISABLE
+	# where the layer works, nothing about it is said
+	[ "$("$CW" probe --json | jq -r .layers.bpf_trace)" = true ] || return 0
+	run --separate-stderr "$CW" exec --policy "$T/files.json" --state-dir "$STATE" --audit "$AUDIT" -- true
+	assert_success
+	! grep -q 'bpf_trace' <<<"$stderr" || fail "warned about a layer that works: $stderr"
 }
 
 @test "exec reports a denial on stderr with exit 3" {
@@ -181,6 +209,31 @@ JSON
 	run "$CW" probe
 	assert_success
 	assert_output --regexp 'seccomp +yes'
+}
+
+@test "the probe suggests lsm=...,bpf only to a kernel built with BPF LSM" {
+	cfg=/boot/config-$(uname -r)
+	if [ -r "$cfg" ]; then
+		conf=$(cat "$cfg")
+	elif [ -r /proc/config.gz ]; then
+		conf=$(zcat /proc/config.gz)
+	else
+		skip "this kernel's config is not available (/boot/config-$(uname -r), /proc/config.gz)"
+	fi
+	# in a mount namespace of its own, with securityfs (where the active
+	# LSM list is) mounted if it is not
+	run unshare -m sh -c 'mountpoint -q /sys/kernel/security || mount -t securityfs securityfs /sys/kernel/security || exit 9
+		cat /sys/kernel/security/lsm; echo; exec "$0" probe' "$CW"
+	assert_success
+	lsms=$(head -n 1 <<<"$output")
+	line=$(grep -E '^ *bpf_lsm ' <<<"$output")
+	case ",$lsms," in *,bpf,*) skip "bpf is an active LSM here ($lsms): nothing to suggest" ;; esac
+	if grep -qx 'CONFIG_BPF_LSM=y' <<<"$conf"; then
+		assert_equal "$(grep -c 'it needs lsm=...,bpf on the kernel command line' <<<"$line")" 1
+	else
+		assert_equal "$(grep -c 'kernel was built without CONFIG_BPF_LSM' <<<"$line")" 1
+		! grep -q 'lsm=' <<<"$line" || fail "suggests lsm= to a kernel without BPF LSM: $line"
+	fi
 }
 
 @test "probe decides BPF on tracepoints by a raw tracepoint alone, opening no perf event" {

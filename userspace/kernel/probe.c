@@ -907,6 +907,26 @@ static bool fentry_refused(const struct probe_ctx *c, uint32_t btf_id)
 }
 
 /*
+ * Whether this kernel has BPF LSM built in, without kernel BTF: an LSM
+ * program with no attach target reaches the verifier, which says it needs
+ * one, only when the program type exists; an unknown type is refused
+ * before any verifier message.
+ */
+static bool lsm_prog_type_known(const struct probe_ctx *c,
+				const struct prog_spec *s)
+{
+	char why[160];
+	int fd;
+
+	fd = prog_load(c, s, 0, why, sizeof(why));
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	return fd != -EINVAL || strstr(why, "verifier:");
+}
+
+/*
  * Loads and attaches an LSM program on file_open that allows everything.
  * An attached program only runs when "bpf" is among the active LSMs, so
  * both are required; when the list cannot be read the answer is no.
@@ -930,9 +950,15 @@ static void probe_bpf_lsm(struct probe_ctx *c)
 	err = read_lsm_list(lsm, sizeof(lsm));
 	listed = !err && cw_mountinfo_has(lsm, "bpf", ",");
 	if (!err && !listed) {
-		item_set(it, false, "bpf is not in the active LSM list (%s); "
-				    "it needs lsm=...,bpf on the kernel "
-				    "command line", lsm);
+		if (lsm_prog_type_known(c, &s))
+			item_set(it, false, "bpf is not in the active LSM list "
+					    "(%s); it needs lsm=...,bpf on the "
+					    "kernel command line", lsm);
+		else
+			item_set(it, false, "bpf is not in the active LSM list "
+					    "(%s) and the kernel was built "
+					    "without CONFIG_BPF_LSM (it does "
+					    "not know LSM programs)", lsm);
 		return;
 	}
 	err = load_btf(c);
