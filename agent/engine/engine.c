@@ -99,6 +99,31 @@ static int64_t max_concurrent(const struct cw_policy *p)
 	return (n > 0 ? n : 1) * 4;
 }
 
+static bool cgroup_required(const struct cw_engine *e)
+{
+	return cw_policy_sandbox(e->rules->policy)->require_layers &
+	       CW_LAYER_CGROUP;
+}
+
+/* The cgroup notes of a describe object, joined, for a refusal. */
+static const char *cgroup_notes(json_t *d)
+{
+	static __thread char buf[768];
+	json_t *v;
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(d, "notes"), i, v) {
+		int k = snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? "; " : "",
+				 json_string_value(v));
+
+		if (k < 0 || (size_t)k >= sizeof(buf) - n)
+			break;
+		n += (size_t)k;
+	}
+	return n ? buf : "no reason recorded";
+}
+
 struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 				 struct cw_diag *diag)
 {
@@ -136,6 +161,13 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 		d = cw_cgroup_describe(e->cg);
 		e->cg_memory = json_is_string(json_object_get(d, "memory"));
 		e->cg_pids = json_is_string(json_object_get(d, "pids"));
+		if (cgroup_required(e) && (!e->cg_memory || !e->cg_pids)) {
+			cw_diag_add(diag, "", 0, 0, "", "cgroup: the policy requires layer \"cgroup\", but no cgroup the agent can be in has the %s controller: %s",
+				    !e->cg_memory ? "memory" : "pids",
+				    cgroup_notes(d));
+			json_decref(d);
+			goto fail;
+		}
 		json_decref(d);
 		/* Without the pool each call makes its own: slower, same
 		 * enforcement. */

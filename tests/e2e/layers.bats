@@ -30,6 +30,15 @@ teardown() {
 	pkill -f "cw-listener:$T" 2>/dev/null || true
 	pkill -f "sleep $NAP" 2>/dev/null || true
 	rm -rf "$D"
+	# the shared-cgroup test's cgroups, once their processes are gone
+	for cg in "${SHARED:-}" "${ALONE:-}"; do
+		[ -n "$cg" ] && [ -d "$cg" ] || continue
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			[ -z "$(cat "$cg/cgroup.procs" 2>/dev/null)" ] && break
+			sleep 0.1
+		done
+		rmdir "$cg"/*/ "$cg" 2>/dev/null || true
+	done
 }
 
 layer_on() {
@@ -218,6 +227,61 @@ JSON
 	# the cpu controller is on for the calls (accounting; cpu_s is a total,
 	# which cpu.max, a rate, cannot express)
 	expect_cgroup controllers '["memory","pids","cpu"]'
+}
+
+@test "cgroup: an agent started in a cgroup other processes share makes one of its own" {
+	layer_on cgroup
+	v2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+	[ -n "$v2" ] || fail "no cgroup2 mount, though layer cgroup is on"
+	self=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	# beside this test's own cgroup, which holds processes (a cgroup
+	# with processes cannot pass controllers to children of its own)
+	parent=$v2${self%/*}
+	[ "$self" = / ] && parent=$v2
+	SHARED=$parent/cwtest-shared-$$ ALONE=$parent/cwtest-alone-$$
+	mkdir "$SHARED" "$ALONE"
+	sleep "$NAP" &
+	echo $! >"$SHARED/cgroup.procs"
+	# the agent starts in a cgroup (not moved by the VM's service
+	# wrapper): first one it has alone, the twin, then the shared one
+	for cg in "$ALONE" "$SHARED"; do
+		printf '#!/bin/bash\necho $$ >"%s/cgroup.procs" || exit 99\nexec "%s" "$@"\n' \
+			"$cg" "$ROOT/build/cmdwarden" >"$T/in-${cg##*/}"
+		chmod +x "$T/in-${cg##*/}"
+	done
+	cat >"$T/mem.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "resources": {"memory_mb": 64, "pids": 64}}}}}
+JSON
+	hog="python3 -c 'b = bytearray(512 * 1024 * 1024); print(len(b))'; echo rc=\$?"
+	CW=$T/in-${ALONE##*/} mcp --policy "$T/mem.json" -- "$(call_json 1 'cat /proc/self/cgroup')"
+	assert_equal "$(jq -r 'select(.type == "agent") | .cgroup.moved_from' "$AUDIT")" null
+	rm -f "$AUDIT"
+	CW=$T/in-${SHARED##*/} mcp --policy "$T/mem.json" -- "$(call_json 1 "$hog")" "$(call_json 2 'cat /proc/self/cgroup')"
+	agent=$(jq -c 'select(.type == "agent") | .cgroup' "$AUDIT")
+	# memory and pids are enforced by a cgroup, not only by rlimits
+	[ "$(jq -r .memory <<<"$agent")" != null ] || fail "no memory controller: $agent"
+	[ "$(jq -r .pids <<<"$agent")" != null ] || fail "no pids controller: $agent"
+	run text 1
+	refute_output --partial '536870912'
+	run jq -c 'select(.type == "limit")' "$AUDIT"
+	assert_output --partial '"limit":"memory"'
+	if ! grep -qw memory "$SHARED/cgroup.controllers"; then
+		# cgroup v2 here has no memory controller (this machine's is
+		# v1): the shared cgroup cannot block one, so nothing moves
+		assert_equal "$(jq -r .moved_from <<<"$agent")" null
+		return 0
+	fi
+	# v2 controllers: the agent moved to a sibling of its own and says so
+	assert_equal "$(jq -r .moved_from <<<"$agent")" "$SHARED"
+	assert_equal "$(jq -r .v2 <<<"$agent")" "$parent/cmdwarden"
+	assert_equal "$(jq -r .memory,.pids <<<"$agent" | tr '\n' ' ')" "v2 v2 "
+	jq -r '.notes[]' <<<"$agent" | grep -q "other processes share $SHARED, so the agent moved to $parent/cmdwarden" ||
+		fail "no note of the move: $agent"
+	assert_equal "$(text 2 | jq -r .stdout)" "0::${self%/*}/cmdwarden/calls/$(structured 2 invocation_id)"
+	# the other process stayed; the cgroup made for the agent is gone
+	[ -n "$(cat "$SHARED/cgroup.procs")" ] || fail "the process sharing the cgroup moved"
+	[ ! -d "$parent/cmdwarden" ] || fail "$parent/cmdwarden is left behind"
 }
 
 @test "cgroup: no call cgroup is left behind" {

@@ -20,6 +20,14 @@
  *   v1:  <own>/calls/<id>   in the memory and pids hierarchies, when those
  *                           controllers are v1 (hybrid machines)
  *
+ * A v2 cgroup the agent shares with other processes (a template's start
+ * command, a shell) cannot enable controllers for its children: the
+ * kernel's no-internal-processes rule answers EBUSY. The agent then makes
+ * a cgroup of its own, <A>/cmdwarden, beneath the nearest ancestor <A>
+ * that delegates those controllers to its children, and moves there; the
+ * agent record names both places (cgroup.moved_from). The last agent to
+ * close removes <A>/cmdwarden and moves back to where it started.
+ *
  * When <own> is the v2 root (no cgroup.type file) the agent stays there
  * (the root is exempt from the no-internal-processes rule) and only the
  * controllers the root already delegates are used. An agent found in
@@ -256,27 +264,141 @@ fail:
 	return ret;
 }
 
+/* Moves the agent into <own>/agent: 0, or -errno with a note. */
+static int enter_agent_leaf(struct cw_cgroup_root *r, struct hier *h)
+{
+	char buf[32];
+	int ret;
+
+	if (mkdirat(h->own_fd, "agent", 0755) && errno != EEXIST) {
+		ret = -errno;
+		note(r, "cgroup v2: cannot create %s/agent: %s", h->own,
+		     strerror(-ret));
+		return ret;
+	}
+	snprintf(buf, sizeof(buf), "%d", (int)getpid());
+	ret = cw_cgfs_write(h->own_fd, "agent/cgroup.procs", buf);
+	if (ret) {
+		note(r, "cgroup v2: cannot move the agent into %s/agent: %s",
+		     h->own, strerror(-ret));
+		return ret;
+	}
+	free(r->agent);
+	r->agent = cw_cgfs_join(h->own, "agent");
+	return 0;
+}
+
+/* Whether processes other than the agent's are in <own> itself. */
+static bool own_is_shared(const struct hier *h)
+{
+	struct cw_buf b = { 0 };
+	bool shared;
+
+	if (cw_cgfs_read(h->own_fd, "cgroup.procs", &b))
+		return false;
+	shared = b.data && strspn(b.data, " \n") != b.len;
+	cw_buf_free(&b);
+	return shared;
+}
+
+/*
+ * The agent shares <own>, which therefore cannot pass the controllers in
+ * want to its children: a cgroup of its own beneath the nearest ancestor
+ * whose children get them, <A>/cmdwarden, becomes <own>. The agent moves
+ * into its agent/ leaf there; the calls/ left in the old <own> is removed
+ * unless another agent uses it. 0 when moved; otherwise h is unchanged.
+ */
+static int move_to_own_cgroup(struct cw_cgroup_root *r, struct hier *h,
+			      unsigned int want)
+{
+	size_t top_len = strlen(h->own) - (strcmp(h->rel, "/") ?
+					   strlen(h->rel) : 0);
+	struct hier n = { .flags = h->flags, .own_fd = -1, .calls_fd = -1 };
+	char *dir = strdup(h->own), *cut;
+	int ret = -ENOENT, fd;
+
+	if (!dir)
+		return -ENOMEM;
+	while ((cut = strrchr(dir, '/')) && (size_t)(cut - dir) >= top_len &&
+	       cut > dir) {
+		*cut = '\0';
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if ((read_ctls(fd, "cgroup.subtree_control") & want) != want) {
+			close(fd);
+			continue;
+		}
+		if (mkdirat(fd, "cmdwarden", 0755) && errno != EEXIST) {
+			note(r, "cgroup v2: cannot create %s/cmdwarden: %s", dir,
+			     strerror(errno));
+			close(fd);
+			continue;
+		}
+		close(fd);
+		/* hier_setup finds the directory from rel, as at open */
+		if (asprintf(&n.rel, "%.*s/cmdwarden",
+			     (int)(strlen(dir) - top_len), dir + top_len) < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (!strcmp(n.rel, h->rel)) {
+			hier_free(&n);
+			n.flags = h->flags;
+			continue;
+		}
+		ret = hier_setup(r, &n);
+		if (!ret)
+			ret = enter_agent_leaf(r, &n);
+		if (!ret)
+			break;
+		hier_free(&n);
+		n.flags = h->flags;
+	}
+	free(dir);
+	if (ret) {
+		hier_free(&n);
+		return ret;
+	}
+	/* The old <own>: its calls/ and agent/ go unless another agent's. */
+	if (!flock(h->own_fd, LOCK_EX | LOCK_NB)) {
+		unlinkat(h->own_fd, "calls", AT_REMOVEDIR);
+		unlinkat(h->own_fd, "agent", AT_REMOVEDIR);
+	}
+	r->moved_from = h->own;
+	h->own = NULL;
+	hier_free(h);
+	*h = n;
+	return 0;
+}
+
 /* v2: the agent into <own>/agent, controllers down to calls/. */
 static void v2_setup(struct cw_cgroup_root *r, struct hier *h)
 {
-	unsigned int avail, sub;
+	unsigned int avail, sub, want;
 	char buf[32];
 	size_t i;
 	int ret;
 
-	if (!h->is_root) {
-		if (mkdirat(h->own_fd, "agent", 0755) && errno != EEXIST) {
-			note(r, "cgroup v2: cannot create %s/agent: %s",
-			     h->own, strerror(errno));
-		} else {
-			snprintf(buf, sizeof(buf), "%d", (int)getpid());
-			ret = cw_cgfs_write(h->own_fd, "agent/cgroup.procs",
-					    buf);
-			if (ret)
-				note(r, "cgroup v2: cannot move the agent into "
-				     "%s/agent: %s", h->own, strerror(-ret));
+	if (!h->is_root && !enter_agent_leaf(r, h)) {
+		avail = read_ctls(h->own_fd, "cgroup.controllers");
+		sub = read_ctls(h->own_fd, "cgroup.subtree_control");
+		want = avail & ~sub & (CTL_MEMORY | CTL_PIDS | CTL_CPU);
+		if (want && own_is_shared(h)) {
+			char *from = strdup(h->own);
+
+			ret = move_to_own_cgroup(r, h, want);
+			if (!ret)
+				note(r, "cgroup v2: other processes share %s, "
+				     "so the agent moved to %s, a cgroup of "
+				     "its own", from ? from : "", h->own);
 			else
-				r->agent = cw_cgfs_join(h->own, "agent");
+				note(r, "cgroup v2: other processes share %s, "
+				     "and no ancestor lets the agent make a "
+				     "cgroup of its own with the controllers "
+				     "it shares: %s", from ? from : "",
+				     strerror(-ret));
+			free(from);
 		}
 	}
 	avail = read_ctls(h->own_fd, "cgroup.controllers");
@@ -468,15 +590,27 @@ void cw_cgroup_close(struct cw_cgroup_root *r)
 			snprintf(buf, sizeof(buf), "-%s", ctls[k].name);
 			cw_cgfs_write(h->own_fd, "cgroup.subtree_control", buf);
 		}
-		if (r->agent) {
-			snprintf(buf, sizeof(buf), "%d", (int)getpid());
-			cw_cgfs_write(h->own_fd, "cgroup.procs", buf);
+		snprintf(buf, sizeof(buf), "%d", (int)getpid());
+		if (r->moved_from) {
+			/* back where it started; the cgroup made for it goes */
+			int fd = open(r->moved_from,
+				      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+			if (fd >= 0 && !cw_cgfs_write(fd, "cgroup.procs", buf) &&
+			    !unlinkat(h->own_fd, "agent", AT_REMOVEDIR))
+				rmdir(h->own);
+			if (fd >= 0)
+				close(fd);
+			continue;
 		}
+		if (r->agent)
+			cw_cgfs_write(h->own_fd, "cgroup.procs", buf);
 		unlinkat(h->own_fd, "agent", AT_REMOVEDIR);
 	}
 	for (i = 0; i < r->nh; i++)
 		hier_free(&r->h[i]);
 	free(r->agent);
+	free(r->moved_from);
 	json_decref(r->notes);
 	free(r);
 }
@@ -524,10 +658,12 @@ json_t *cw_cgroup_describe(const struct cw_cgroup_root *r)
 	for (i = 0; i < CW_ARRAY_SIZE(ctls); i++)
 		if (r->v2_ctl & ctls[i].bit)
 			json_array_append_new(ctl, json_string(ctls[i].name));
-	o = json_pack("{s:o, s:o, s:o, s:o, s:o, s:s, s:s, s:o, s:I, s:O}",
+	o = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:s, s:o, s:I, s:O}",
 		      "v2", r->v2 >= 0 ? json_string(r->h[r->v2].own) :
 					 json_null(),
 		      "agent", r->agent ? json_string(r->agent) : json_null(),
+		      "moved_from", r->moved_from ? json_string(r->moved_from) :
+						    json_null(),
 		      "calls", calls,
 		      "memory", enforcer(r, r->mem),
 		      "pids", enforcer(r, r->pids),

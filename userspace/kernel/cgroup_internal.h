@@ -42,6 +42,8 @@ struct cw_cgroup_root {
 	int pids;		/* hierarchy enforcing pids, -1 if none */
 	unsigned int v2_ctl;	/* controllers enabled in v2 calls/ */
 	char *agent;		/* <own>/agent once the agent moved there */
+	char *moved_from;	/* v2: the shared cgroup the agent started in,
+				 * when <own> is a sibling made for it */
 	enum kill_mode kill;
 	unsigned int stale_removed;
 	json_t *notes;
