@@ -66,6 +66,13 @@ text() {
 	resp "$1" | jq -r '.result.content[0].text'
 }
 
+# sandbox_account : the account commands run as under a policy that names
+# none: "user" (an E2B template's), or nobody where no such account exists
+# (docs/policy.md, sandbox.user)
+sandbox_account() {
+	if getent passwd user >/dev/null; then echo user; else echo nobody; fi
+}
+
 # A world-readable scratch directory for commands run as nobody.
 public_dir() {
 	local d

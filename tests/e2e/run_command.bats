@@ -13,6 +13,10 @@ setup() {
 
 teardown() {
 	pkill -f "sleep $NAP" 2>/dev/null || true
+	if [ -n "${SUDOER:-}" ]; then
+		rm -f "/etc/sudoers.d/$SUDOER"
+		userdel "$SUDOER" 2>/dev/null || true
+	fi
 	public_dirs_remove
 }
 
@@ -36,8 +40,11 @@ teardown() {
 
 @test "commands run as the sandbox user, not as the agent" {
 	mcp -- "$(call_json 1 'id -u; id -G')"
-	# no account named "user" here: the default falls back to nobody
-	assert_equal "$(text 1 | jq -r .stdout)" "$(printf '%s\n%s' "$(id -u nobody)" "$(id -G nobody)")"
+	u=$(sandbox_account)
+	assert_equal "$(text 1 | jq -r .stdout)" "$(printf '%s\n%s' "$(id -u "$u")" "$(id -G "$u")")"
+	[ "$(id -u "$u")" -ne 0 ] || fail "the sandbox account $u is root"
+	# the exit record names the same account
+	assert_equal "$(jq -r 'select(.type == "exit") | .uid' "$AUDIT")" "$(id -u "$u")"
 }
 
 @test "account lookups leave no NSS module in the agent" {
@@ -281,6 +288,31 @@ JSON
 	assert_equal "$(text 1 | jq -r .stdout)" "NoNewPrivs:	1"
 	run text 2
 	refute_output --partial 'uid=0'
+}
+
+@test "sudo from a command fails under no_new_privs, though the account may use it" {
+	command -v sudo >/dev/null || fail "sudo is not installed; run make deps"
+	# the sandbox account where it may sudo (an E2B template's "user"),
+	# else an account of this test's with a passwordless sudo rule
+	u=$(sandbox_account)
+	args=()
+	if ! sudo -n -l -U "$u" 2>/dev/null | grep -q 'NOPASSWD: ALL'; then
+		u=cwsudo$$
+		useradd -M -s /bin/sh "$u"
+		echo "$u ALL=(ALL:ALL) NOPASSWD: ALL" >"/etc/sudoers.d/$u"
+		chmod 0440 "/etc/sudoers.d/$u"
+		SUDOER=$u
+		jq -n --arg u "$u" '{version:"1",default:"deny",tools:{run_command:{sandbox:{user:$u,cwd:"/"}}}}' >"$T/p.json"
+		args=(--policy "$T/p.json")
+	fi
+	# the twin: outside cmdwarden the account becomes root with sudo
+	run runuser -u "$u" -- sudo -n id -u
+	assert_success
+	assert_output 0
+	mcp "${args[@]}" -- "$(call_json 1 'id -un; sudo -n id -u; echo rc=$?')"
+	assert_equal "$(text 1 | jq -r .stdout)" "$(printf '%s\nrc=1' "$u")"
+	run text 1
+	assert_output --partial 'no new privileges'
 }
 
 @test "a policy requiring a missing layer is refused at load, naming it" {
