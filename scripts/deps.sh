@@ -18,9 +18,10 @@ PKGS=(
 # make vmtest: the emulator and the cpio that packs the VM's root file
 # system (the other packages it copies into the VM are listed above and in
 # tests/vm/packages; the kernel itself is fetched by tests/vm/vmtest.sh);
-# kmod's insmod loads the loop module there.
+# kmod's insmod loads the loop module there; sudo is the VM's (an E2B
+# template's) and the host test's that shows commands cannot use it.
 VM_PKGS=(qemu-system-x86 cpio passwd login libpam-runtime libpam-modules
-	libpam-modules-bin python3-minimal dash mawk diffutils curl kmod)
+	libpam-modules-bin python3-minimal dash mawk diffutils curl kmod sudo)
 
 missing() {
 	local p

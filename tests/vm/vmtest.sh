@@ -1,21 +1,28 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# make vmtest: runs the end-to-end suite inside a VM booted on Debian's 6.1
-# cloud kernel, the series E2B's production guest runs, twice: once with
-# everything that kernel offers, once shaped like E2B's guest (no kernel BTF,
-# no BPF on tracepoints, no BPF JIT). Prints both passes' probe output and
-# TAP, and ends with "N passed, N failed, N skipped" over both; exits
-# non-zero when a test fails, a pass does not report, or the VM runs out of
-# time. When the guest kernel itself stops (the emulator's fault, see the
-# run section), the VM is booted again and goes on from the file it was in.
+# make vmtest: runs the end-to-end suite inside VMs on the two 6.1 kernels
+# of design §4, one boot each:
+#   full  Debian's 6.1 cloud kernel, with everything it offers
+#   e2b   a kernel built the way E2B builds its guests (E2B_KERNEL, see
+#         docs/kernels.md): no kernel BTF, no BPF JIT, no BPF on
+#         tracepoints, no modules, no PCI; qemu's microvm machine, results
+#         over virtio consoles. Nothing is overridden: the kernel lacks it.
+# Prints each pass's kernel, probe output and TAP, and ends with "N passed,
+# N failed, N skipped" over both; exits non-zero when a test fails, a pass
+# does not report, or the VMs run out of time. When the guest kernel itself
+# stops (the emulator's fault, see the run section), the VM is booted again
+# and goes on from the file it was in.
 #   vmtest.sh BUILD_DIR
-# Environment: VMTEST_KERNEL_PKG (a linux-image-* package, default: what
-# linux-image-cloud-amd64 depends on), VMTEST_TIMEOUT (seconds, 4200, for
-# all boots together), VMTEST_MEM (MiB, 2048), VMTEST_CPUS (2),
-# VMTEST_PASSES ("full e2b"), VMTEST_FILTER (a regex without spaces: only
-# the tests it matches, bats -f), VMTEST_HEARTBEAT (seconds of silence that
-# mean the guest stopped, 180), VMTEST_RESTARTS (2), VMTEST_CPU (qemu -cpu,
-# "max,-la57"), VMTEST_TCG_THREAD (multi or single).
+# Environment: E2B_KERNEL (a bzImage; default ../shared/kernels/e2b-6.1/
+# bzImage beside the checkout when it exists, else the e2b pass is skipped
+# with the reason), VMTEST_KERNEL_PKG (a linux-image-* package for the full
+# pass, default: what linux-image-cloud-amd64 depends on), VMTEST_TIMEOUT
+# (seconds, 4200, for all boots together), VMTEST_MEM (MiB, 2048),
+# VMTEST_CPUS (2), VMTEST_PASSES ("full e2b"), VMTEST_FILTER (a regex
+# without spaces: only the tests it matches, bats -f), VMTEST_HEARTBEAT
+# (seconds of silence that mean the guest stopped, 180), VMTEST_RESTARTS
+# (2 per pass), VMTEST_CPU (qemu -cpu, "max,-la57"), VMTEST_TCG_THREAD
+# (multi or single).
 #
 # The root file system is an initramfs assembled from this machine's
 # installed Debian packages (tests/vm/packages) and the shared libraries
@@ -23,10 +30,12 @@
 # over debootstrap because it takes seconds rather than minutes, needs no
 # network beyond the kernel package and no disk image, holds exactly the
 # versions the host suite ran with, and runs from RAM, which matters under
-# TCG where every disk access is emulated; the kernel needs no modules for
-# it (loop, which one test uses, is taken from the same package). The
-# kernel is Debian's packaged 6.1 build (apt-get download), kept under
-# BUILD_DIR/vm so nothing is cached outside the clone.
+# TCG where every disk access is emulated. It is shaped like an E2B
+# template: an account "user" (uid 1000, /home/user) with passwordless sudo.
+# Debian's kernel is fetched with apt-get download and kept under
+# BUILD_DIR/vm so nothing is cached outside the clone; its loop module (one
+# test uses a loop device) goes into that boot's initrd only, and each
+# kernel's config (when known) to /boot/config-VERSION.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -85,9 +94,38 @@ fetch_kernel() {
 			die "cannot extract the kernel from $deb"
 		rm -rf "$dir/x" "$deb"
 	fi
-	KERNEL=$(ls "$dir"/boot/vmlinuz-*)
-	KVER=${KERNEL##*/vmlinuz-}
+	DEB_KERNEL=$(ls "$dir"/boot/vmlinuz-*)
+	DEB_KVER=${DEB_KERNEL##*/vmlinuz-}
+	DEB_PKG=$pkg
 	KMODS=$dir/modules
+}
+
+# The version a bzImage carries: the boot header's kernel_version field
+# (offset 0x20e) points at the string, 0x200 bytes on.
+bzimage_version() {
+	local off
+	off=$(od -An -tu2 -j 526 -N 2 "$1" 2>/dev/null | tr -d ' ')
+	[ -n "$off" ] && [ "$off" -gt 0 ] || return 1
+	dd if="$1" bs=1 skip=$((off + 512)) count=64 status=none 2>/dev/null |
+		tr '\0' '\n' | head -n 1 | awk '{ print $1 }'
+}
+
+# The E2B-built kernel: E2B_KERNEL, or the shared build beside the checkout.
+# Empty E2B_KERNEL_PATH and a reason in E2B_SKIP when there is none.
+find_e2b_kernel() {
+	local k=${E2B_KERNEL:-}
+	E2B_KERNEL_PATH= E2B_SKIP=
+	if [ -z "$k" ] && [ -f ../shared/kernels/e2b-6.1/bzImage ]; then
+		k=$(readlink -f ../shared/kernels/e2b-6.1/bzImage)
+	fi
+	if [ -z "$k" ]; then
+		E2B_SKIP="no E2B-built kernel: set E2B_KERNEL to a bzImage built from E2B's fc-kernels config, or put one at ../shared/kernels/e2b-6.1/bzImage (docs/kernels.md#an-e2b-built-kernel says how)"
+	elif [ ! -f "$k" ]; then
+		E2B_SKIP="E2B_KERNEL=$k does not exist (docs/kernels.md#an-e2b-built-kernel says how to build one)"
+	else
+		E2B_KERNEL_PATH=$k
+		E2B_KVER=$(bzimage_version "$k") || E2B_KVER=unknown
+	fi
 }
 
 # --- root file system --------------------------------------------------------
@@ -181,14 +219,18 @@ build_base() {
 	done
 	mkdir -p "$stage"/{proc,sys,dev,tmp,run,root,home,etc,var/tmp,var/lib}
 	chmod 1777 "$stage/tmp" "$stage/var/tmp"
-	# accounts: only root and nobody (the tests create their own)
-	getent passwd root nobody >"$stage/etc/passwd"
-	getent group root nogroup >"$stage/etc/group"
-	printf 'root:*:19000:0:99999:7:::\nnobody:*:19000:0:99999:7:::\n' >"$stage/etc/shadow"
-	printf 'root:*::\nnogroup:*::\n' >"$stage/etc/gshadow"
+	# accounts: root, nobody and, as in an E2B template, "user" (uid
+	# 1000, /home/user, passwordless sudo); the tests create their own
+	{ getent passwd root nobody; echo 'user:x:1000:1000::/home/user:/bin/bash'; } >"$stage/etc/passwd"
+	{ getent group root nogroup; echo 'sudo:x:27:user'; echo 'user:x:1000:'; } >"$stage/etc/group"
+	printf '%s:*:19000:0:99999:7:::\n' root nobody user >"$stage/etc/shadow"
+	printf '%s:*::\n' root nogroup sudo user >"$stage/etc/gshadow"
 	chmod 0640 "$stage/etc/shadow" "$stage/etc/gshadow"
+	mkdir -p "$stage/home/user" "$stage/etc/sudoers.d"
+	echo 'user ALL=(ALL:ALL) NOPASSWD: ALL' >"$stage/etc/sudoers.d/user"
+	chmod 0440 "$stage/etc/sudoers.d/user"
 	printf 'passwd: files\ngroup: files\nshadow: files\nhosts: files\n' >"$stage/etc/nsswitch.conf"
-	printf '127.0.0.1 localhost\n::1 localhost\n' >"$stage/etc/hosts"
+	printf '127.0.0.1 localhost\n127.0.1.1 vmtest\n::1 localhost\n' >"$stage/etc/hosts"
 	echo vmtest >"$stage/etc/hostname"
 	# PAM's common-* files are generated by pam-auth-update, not packaged
 	mkdir -p "$stage/etc/pam.d"
@@ -205,8 +247,6 @@ build_project() {
 	rm -rf "$stage"
 	mkdir -p "$stage/cw/build/tests" "$stage/cw/tests"
 	cp "$BUILD/cmdwarden" "$stage/cw/build/"
-	mkdir -p "$stage/cw/build/modules"
-	cp "$KMODS"/*.ko "$stage/cw/build/modules/"
 	cp "$BUILD"/tests/sysprobe "$stage/cw/build/tests/"
 	for f in "$BUILD"/tests/*; do
 		# e2e helper programs only: the unit tests stay on the host
@@ -233,52 +273,116 @@ build_project() {
 	rm -rf "$stage"
 }
 
+# build_kernel_part PASS VERSION CONFIG [MODULE_DIR] : that boot's own
+# files, $VM/kernel-PASS.cpio: the kernel's config at /boot/config-VERSION,
+# as a distribution installs it (the probe's tests read it), and the
+# modules the tests need (loop) for a kernel that has modules
+build_kernel_part() {
+	local stage=$VM/kpart
+	rm -rf "$stage"
+	mkdir -p "$stage/boot"
+	[ -f "$3" ] && cp "$3" "$stage/boot/config-$2"
+	if [ -n "${4:-}" ]; then
+		mkdir -p "$stage/cw/build/modules"
+		cp "$4"/*.ko "$stage/cw/build/modules/"
+	fi
+	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$VM/kernel-$1.cpio" ||
+		die "cpio of the kernel's files failed"
+	rm -rf "$stage"
+}
+
 # --- run ---------------------------------------------------------------------
 
 case "$FILTER" in *[[:space:]]*) die "VMTEST_FILTER must not contain spaces (use . for one)" ;; esac
 [ -x "$BUILD/cmdwarden" ] || die "$BUILD/cmdwarden is not built; run make"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing; run make deps"
+for pass in $PASSES; do
+	case "$pass" in full | e2b) ;; *) die "VMTEST_PASSES: unknown pass \"$pass\" (full, e2b)" ;; esac
+done
 if [ -f tests/e2e/package.json ] && [ ! -d tests/e2e/node_modules ]; then
 	say "installing the MCP SDK for the client tests"
 	(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error) ||
 		say "npm ci failed: the SDK client tests will fail"
 fi
 mkdir -p "$VM"
-fetch_kernel
+find_e2b_kernel
+case " $PASSES " in *" full "*) fetch_kernel ;; esac
 build_base
 build_project
-cat "$BASE" "$VM/project.cpio" >"$VM/initrd.cpio"
 
-# boot ATTEMPT RESUME : one run of the VM, resuming at RESUME (PASS:N) when
-# set; sets qrc (qemu's status) and why (empty, or why it was stopped)
+# pass_kernel PASS : sets KERNEL, KVER, KDESC (what the summary names) and
+# the qemu machine, consoles and command line of that pass's boot
+pass_kernel() {
+	case "$1" in
+	full)
+		KERNEL=$DEB_KERNEL KVER=$DEB_KVER
+		KDESC="Linux $DEB_KVER, Debian's $DEB_PKG"
+		INITRD=$VM/initrd-full.cpio
+		build_kernel_part full "$DEB_KVER" "$(ls "${DEB_KERNEL%/*}"/config-* 2>/dev/null | head -n 1)" "$KMODS"
+		cat "$BASE" "$VM/project.cpio" "$VM/kernel-full.cpio" >"$INITRD"
+		# ttyS0 is the console (kernel messages, init's progress);
+		# ttyS1 carries only the results, so no kernel message can
+		# land inside TAP; ttyS2 the guest's heartbeat. The LSM list
+		# lacks bpf, as E2B's kernel does (design §4), so the probe
+		# does not attach a BPF LSM program, which patches kernel code
+		# at every agent start.
+		MACHINE=()
+		CHANNELS=(-serial chardev:con -serial chardev:res -serial chardev:hb)
+		KAPPEND="lsm=landlock,lockdown,yama,apparmor,tomoyo vmtest.results=/dev/ttyS1 vmtest.heartbeat=/dev/ttyS2"
+		;;
+	e2b)
+		KERNEL=$E2B_KERNEL_PATH KVER=$E2B_KVER
+		KDESC="Linux $E2B_KVER, built with E2B's fc-kernels config ($E2B_KERNEL_PATH)"
+		INITRD=$VM/initrd-e2b.cpio
+		# its config, when one sits beside it (config-VERSION*)
+		build_kernel_part e2b "$E2B_KVER" "$(ls "${E2B_KERNEL_PATH%/*}/config-$E2B_KVER"* 2>/dev/null | head -n 1)"
+		cat "$BASE" "$VM/project.cpio" "$VM/kernel-e2b.cpio" >"$INITRD"
+		# microvm, as Firecracker: no PCI, devices on virtio-mmio
+		# found through ACPI, one UART (the console); results and
+		# heartbeat on virtio consoles (hvc0, hvc1). The kernel's own
+		# LSM list, as in production.
+		# The early TSC calibration against the PIT fails under
+		# emulation once the initramfs is large (it was ~200 MB), and
+		# that kernel then hangs before its first message: it is given
+		# the frequency instead, the host's (a TCG guest reads the
+		# host's TSC); the later, refined calibration still runs.
+		MACHINE=(-M microvm,acpi=on)
+		CHANNELS=(-serial chardev:con -device virtio-serial-device
+			-device virtconsole,chardev=res -device virtconsole,chardev=hb)
+		KAPPEND="vmtest.results=/dev/hvc0 vmtest.heartbeat=/dev/hvc1"
+		khz=$(awk '/^cpu MHz/ { printf "%d", $4 * 1000; exit }' /proc/cpuinfo)
+		[ -n "$khz" ] && [ "$khz" -gt 0 ] && KAPPEND+=" tsc_early_khz=$khz"
+		;;
+	esac
+}
+
+# boot PASS ATTEMPT RESUME : one run of the VM for PASS, resuming at its
+# RESUME-th file when set; sets qrc (qemu's status) and why (empty, or why
+# it was stopped)
 boot() {
-	local n=$1 resume=$2 left hb=0 hb_at now size qpid
+	local pass=$1 n=$2 resume=$3 left hb=0 hb_at now size qpid
 	left=$((deadline - $(date +%s)))
 	[ "$left" -gt 0 ] || left=1
-	say "booting $KVER under qemu (TCG, $CPUS vCPUs, $MEM MiB, ${left}s left of ${TIMEOUT}s)${resume:+, resuming at $resume}"
-	rm -f "$VM/console.$n.log" "$VM/results.$n.log" "$VM/heartbeat.$n.log"
-	: >"$VM/heartbeat.$n.log"
+	say "pass $pass: booting $KDESC under qemu (TCG, $CPUS vCPUs, $MEM MiB, ${left}s left of ${TIMEOUT}s)${resume:+, resuming at file $resume}"
+	rm -f "$VM/console.$pass.$n.log" "$VM/results.$pass.$n.log" "$VM/heartbeat.$pass.$n.log"
+	: >"$VM/heartbeat.$pass.$n.log"
 	# TCG: this machine's /dev/kvm hangs nested guests. The CPU is qemu's
 	# "max" without 5-level paging (la57): the suite passed so; whether it
 	# matters for the stalls below is not settled (docs/kernels.md).
-	# The LSM list lacks bpf, as E2B's kernel does (design §4), so the
-	# probe does not attach a BPF LSM program, which patches kernel code
-	# at every agent start. ttyS0 is the console
-	# (kernel messages, init's progress); ttyS1 carries only the results, so
-	# no kernel message can land inside TAP; ttyS2 the guest's heartbeat.
 	# -no-reboot turns the guest's final reboot into qemu's exit. A kernel
 	# stuck in a loop (soft lockup) panics with every CPU's stack on the
 	# console (loglevel 5 shows the stacks); the threshold is 2 x 60 s, well
 	# above the stalls a loaded host can cause an emulated CPU.
 	# timeout runs in a process group of its own: stop it with this script.
-	timeout --kill-after=10 "$left" qemu-system-x86_64 \
+	timeout --kill-after=10 "$left" qemu-system-x86_64 "${MACHINE[@]}" \
 		-accel "tcg,thread=${VMTEST_TCG_THREAD:-multi}" -cpu "${VMTEST_CPU:-max,-la57}" -smp "$CPUS" -m "$MEM" \
 		-nodefaults -display none -no-reboot \
-		-kernel "$KERNEL" -initrd "$VM/initrd.cpio" \
-		-append "console=ttyS0 loglevel=5 panic=-1 watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=1 lsm=landlock,lockdown,yama,apparmor,tomoyo rdinit=/init mitigations=off vmtest.passes=${PASSES// /,}${FILTER:+ vmtest.filter=$FILTER}${resume:+ vmtest.resume=$resume}" \
-		-chardev file,id=con,path="$VM/console.$n.log" -serial chardev:con \
-		-chardev file,id=res,path="$VM/results.$n.log" -serial chardev:res \
-		-chardev file,id=hb,path="$VM/heartbeat.$n.log" -serial chardev:hb &
+		-kernel "$KERNEL" -initrd "$INITRD" \
+		-append "console=ttyS0 loglevel=5 panic=-1 watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=1 rdinit=/init mitigations=off $KAPPEND vmtest.passes=$pass${FILTER:+ vmtest.filter=$FILTER}${resume:+ vmtest.resume=$pass:$resume}" \
+		-chardev file,id=con,path="$VM/console.$pass.$n.log" \
+		-chardev file,id=res,path="$VM/results.$pass.$n.log" \
+		-chardev file,id=hb,path="$VM/heartbeat.$pass.$n.log" \
+		"${CHANNELS[@]}" &
 	qpid=$!
 	trap 'kill "$qpid" 2>/dev/null' EXIT
 	trap 'exit 130' INT TERM HUP
@@ -290,7 +394,7 @@ boot() {
 	while kill -0 "$qpid" 2>/dev/null; do
 		sleep 5
 		now=$(date +%s)
-		size=$(stat -c %s "$VM/heartbeat.$n.log")
+		size=$(stat -c %s "$VM/heartbeat.$pass.$n.log")
 		if [ "$size" -ne "$hb" ]; then
 			hb=$size
 			hb_at=$now
@@ -306,8 +410,8 @@ boot() {
 	if [ -z "$why" ] && { [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; }; then
 		why="the time limit of ${TIMEOUT}s ran out"
 	fi
-	tr -d '\r' <"$VM/results.$n.log" >>"$VM/results.txt" 2>/dev/null
-	tr -d '\r' <"$VM/console.$n.log" >>"$VM/console.log" 2>/dev/null
+	tr -d '\r' <"$VM/results.$pass.$n.log" >>"$VM/results.txt" 2>/dev/null
+	tr -d '\r' <"$VM/console.$pass.$n.log" >>"$VM/console.log" 2>/dev/null
 }
 
 # kernel_report FILE : the start of the kernel's own reports (lockup, stall,
@@ -334,38 +438,54 @@ rm -f "$VM"/console.*.log "$VM"/results.*.log "$VM"/heartbeat.*.log "$VM/console
 : >"$VM/results.txt"
 start=$(date +%s)
 deadline=$((start + TIMEOUT))
-restarts=()
-resume=
-attempt=1
-while :; do
-	boot "$attempt" "$resume"
-	grep -q '^=== vmtest done' "$VM/results.$attempt.log" 2>/dev/null && break
-	if [ -z "$why" ] && grep -q 'Kernel panic' "$VM/console.$attempt.log" 2>/dev/null; then
-		why="the guest kernel panicked"
+restarts=() problems=() skipped_passes=()
+declare -A kdesc=() took=()
+for pass in $PASSES; do
+	if [ "$pass" = e2b ] && [ -z "$E2B_KERNEL_PATH" ]; then
+		skipped_passes+=("$pass")
+		say "pass e2b skipped: $E2B_SKIP"
+		continue
 	fi
-	# where it stopped: the file that began last, unless it also ended
-	at=$(tr -d '\r' <"$VM/results.$attempt.log" | sed -n 's/^=== vmtest file \([^ ]*\) \([0-9]*\) \([^ ]*\) \(begin\|end\).*/\1:\2 \3 \4/p' | tail -n 1)
-	case "$at" in *" begin") at=${at% begin} ;; *) at= ;; esac
-	case "$why" in
-	"the time limit"* | "") break ;;
-	esac
-	[ "$attempt" -le "$MAX_RESTARTS" ] || break
-	restarts+=("attempt $attempt: $why${at:+ in ${at#* } (pass ${at%%:*})}; booted again")
-	echo "# vmtest: $why${at:+ during ${at#* } of pass ${at%%:*}}; booting the VM again"
-	tail -n 5 "$VM/console.$attempt.log" 2>/dev/null | tr -d '\r' | sed 's/^/#   /'
-	kernel_report "$VM/console.$attempt.log" | head -n 25
-	# go on after the last file that ended, in whichever boot it ran
-	resume=$(sed -n 's/^=== vmtest file \([^ ]*\) \([0-9]*\) [^ ]* end rc=[0-9]*$/\1 \2/p' "$VM/results.txt" |
-		tail -n 1 | awk '{ print $1 ":" $2 + 1 }')
-	attempt=$((attempt + 1))
+	pass_kernel "$pass"
+	kdesc[$pass]=$KDESC
+	pass_start=$(date +%s)
+	resume=
+	attempt=1
+	while :; do
+		boot "$pass" "$attempt" "$resume"
+		log=$VM/results.$pass.$attempt.log
+		grep -q "^=== vmtest pass $pass end" "$log" 2>/dev/null && break
+		if [ -z "$why" ] && grep -q 'Kernel panic' "$VM/console.$pass.$attempt.log" 2>/dev/null; then
+			why="the guest kernel panicked"
+		fi
+		# where it stopped: the file that began last, unless it also ended
+		at=$(tr -d '\r' <"$log" | sed -n 's/^=== vmtest file [^ ]* \([0-9]*\) \([^ ]*\) \(begin\|end\).*/\1 \2 \3/p' | tail -n 1)
+		case "$at" in *" begin") at=${at% begin} ;; *) at= ;; esac
+		case "$why" in
+		"the time limit"* | "") break ;;
+		esac
+		[ "$attempt" -le "$MAX_RESTARTS" ] || break
+		restarts+=("pass $pass, attempt $attempt: $why${at:+ in ${at#* }}; booted again")
+		echo "# vmtest: $why${at:+ during ${at#* }} of pass $pass; booting the VM again"
+		tail -n 5 "$VM/console.$pass.$attempt.log" 2>/dev/null | tr -d '\r' | sed 's/^/#   /'
+		kernel_report "$VM/console.$pass.$attempt.log" | head -n 25
+		# go on after the last file of this pass that ended, in
+		# whichever boot it ran
+		resume=$(sed -n "s/^=== vmtest file $pass \([0-9]*\) [^ ]* end rc=[0-9]*\$/\1/p" "$VM/results.txt" |
+			tail -n 1 | awk '{ print $1 + 1 }')
+		attempt=$((attempt + 1))
+	done
+	took[$pass]=$(($(date +%s) - pass_start))
+	if ! grep -q "^=== vmtest pass $pass end" "$log" 2>/dev/null; then
+		problems+=("pass $pass did not finish: ${why:-qemu exited with status $qrc}${at:+ in ${at#* }}")
+		echo "# last lines of the VM console ($VM/console.$pass.$attempt.log):"
+		tail -n 30 "$VM/console.$pass.$attempt.log" 2>/dev/null | tr -d '\r' | sed 's/^/#   /'
+		kernel_report "$VM/console.$pass.$attempt.log"
+	fi
 done
 elapsed=$(($(date +%s) - start))
 
 passed=0 failed=0 skipped=0
-problems=()
-if ! grep -q '^=== vmtest done' "$VM/results.txt"; then
-	problems+=("the suite did not finish: ${why:-qemu exited with status $qrc}${at:+ in ${at#* } (pass ${at%%:*})}${restarts:+, after ${#restarts[@]} restart(s)}")
-fi
 
 # Each pass writes "=== vmtest pass NAME begin" and its probe output, then
 # each file's TAP between "=== vmtest file NAME N FILE begin" and "... end
@@ -374,7 +494,14 @@ fi
 # runs count. run.sh counts each file's TAP as it counts the host's (a
 # plan not met is a failure).
 for pass in $PASSES; do
-	echo "# ---- VM pass \"$pass\" (Linux $KVER) ----"
+	case " ${skipped_passes[*]} " in
+	*" $pass "*)
+		echo "# ---- VM pass \"$pass\": skipped: $E2B_SKIP ----"
+		skipped=$((skipped + 1))
+		continue
+		;;
+	esac
+	echo "# ---- VM pass \"$pass\" (${kdesc[$pass]}) ----"
 	# the pass's header from the first boot that printed it
 	awk -v p="$pass" '$0 == "=== vmtest pass " p " begin" { on = 1; next }
 		on && /^=== vmtest / { exit } on { print }' "$VM/results.txt"
@@ -382,7 +509,6 @@ for pass in $PASSES; do
 		problems+=("pass $pass reported nothing")
 		continue
 	fi
-	grep -q "^=== vmtest pass $pass end" "$VM/results.txt" || problems+=("pass $pass did not finish")
 	p_pass=0 p_fail=0 p_skip=0
 	while read -r idx file; do
 		sec=$VM/pass-$pass-$idx.tap
@@ -406,7 +532,7 @@ for pass in $PASSES; do
 			grep -E '^ok [0-9]+ .*# (skip|SKIP)' "$sec" | sed 's/^ok [0-9]* /#   /'
 		fi
 	done < <(sed -n "s/^=== vmtest file $pass \([0-9]*\) \([^ ]*\) end rc=[0-9]*$/\1 \2/p" "$VM/results.txt" | sort -n -u)
-	echo "# pass $pass: $p_pass passed, $p_fail failed, $p_skip skipped"
+	echo "# pass $pass: $p_pass passed, $p_fail failed, $p_skip skipped (${kdesc[$pass]}; ${took[$pass]:-0}s)"
 	passed=$((passed + p_pass))
 	failed=$((failed + p_fail))
 	skipped=$((skipped + p_skip))
@@ -420,10 +546,10 @@ if [ "${#problems[@]}" -gt 0 ]; then
 	failed=$((failed + ${#problems[@]}))
 	echo "# vmtest problems:"
 	printf '#   %s\n' "${problems[@]}"
-	echo "# last lines of the VM console ($VM/console.$attempt.log):"
-	tail -n 30 "$VM/console.$attempt.log" 2>/dev/null | tr -d '\r' | sed 's/^/#   /'
-	kernel_report "$VM/console.$attempt.log"
 fi
-echo "# vmtest: Linux $KVER, wall time ${elapsed}s, ${#restarts[@]} restart(s) of the VM"
+for pass in $PASSES; do
+	[ -n "${took[$pass]:-}" ] && echo "# vmtest: pass $pass booted ${kdesc[$pass]}: ${took[$pass]}s"
+done
+echo "# vmtest: wall time ${elapsed}s, ${#restarts[@]} restart(s) of a VM"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
