@@ -284,6 +284,48 @@ JSON
 	[ ! -d "$parent/cmdwarden" ] || fail "$parent/cmdwarden is left behind"
 }
 
+@test "cgroup: a policy requiring the cgroup layer refuses to start where memory and pids would be only rlimits" {
+	layer_on cgroup
+	cat >"$T/req.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"require_layers":["cgroup"]}}}}
+JSON
+	# the twin: here it starts, and memory and pids are cgroup limits
+	run "$CW" serve --policy "$T/req.json" --state-dir "$STATE" --audit "$AUDIT" </dev/null
+	assert_success
+	v2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+	cat >"$T/nowhere" <<'SH'
+#!/bin/bash
+# $1: a cgroup v2 directory to start in, or empty; then cmdwarden's command
+set -e
+if [ -n "$1" ]; then
+	# inside a cgroup namespace rooted at a cgroup shared with another
+	# process: no ancestor is visible to move to
+	echo $$ >"$1/cgroup.procs"
+	shift
+	exec unshare -m -C sh -c 'umount -l "$0" && mount -t cgroup2 cgroup2 "$0" && exec "$@"' "$(findmnt -n -t cgroup2 -o TARGET | head -n 1)" "$@"
+fi
+shift
+# cgroup v2 without memory and pids (this machine's are v1): hide the v1
+# hierarchies
+exec unshare -m sh -c 'for m in $(findmnt -n -t cgroup -o TARGET); do umount "$m"; done; exec "$@"' sh "$@"
+SH
+	chmod +x "$T/nowhere"
+	cg=
+	if grep -qw memory "$v2/cgroup.controllers"; then
+		self=$(sed -n 's/^0:://p' /proc/self/cgroup)
+		SHARED=$v2${self%/*}/cwtest-req-$$
+		mkdir "$SHARED"
+		sleep "$NAP" &
+		echo $! >"$SHARED/cgroup.procs"
+		cg=$SHARED
+	fi
+	run "$T/nowhere" "$cg" "$ROOT/build/cmdwarden" serve --policy "$T/req.json" --state-dir "$STATE" --audit "$T/a2.jsonl" </dev/null
+	assert_failure
+	assert_output --regexp 'cgroup: the policy requires layer "cgroup", but no cgroup the agent can be in has the (memory|pids) controller: '
+	# where it moved to nothing, it says why
+	[ -z "$cg" ] || assert_output --partial "other processes share"
+}
+
 @test "cgroup: no call cgroup is left behind" {
 	layer_on cgroup
 	mcp -- "$(call_json 1 'sleep 0.1 & echo x')" "$(call_json 2 true)"

@@ -10,7 +10,8 @@
  * Layout. Hierarchies come from /proc/self/mountinfo (fstype cgroup2, or
  * cgroup with "memory" or "pids" among the super options) and the agent's
  * place in each from /proc/self/cgroup; <own> is that place. Everything is
- * created beneath <own>, and no file of a root cgroup is ever written.
+ * created beneath <own> (beside it when it is shared, below), and no file
+ * of a root cgroup is ever written.
  *
  *   v2:  <own>/agent        the agent process moves here (no internal
  *                           processes: <own> may then enable controllers)
