@@ -67,6 +67,8 @@ struct launch {
 
 	struct cw_spawn_opts so;
 	struct cw_spawn_watch watch;
+	struct cw_user user;		/* resolved before the launch record */
+	bool have_user;
 	/* What the launcher actually used, for the exit record. */
 	uid_t uid;
 	gid_t gid;
@@ -153,6 +155,32 @@ static void detach_landlock(struct launch *l)
 	l->ll = NULL;
 }
 
+/* ---- the account -------------------------------------------------------- */
+
+/* Looked up before the launch record, so that it names the account and
+ * directory the command really gets (a fallback to nobody, to "/"). */
+static int resolve_account(struct launch *l)
+{
+	int ret;
+
+	ret = cw_user_resolve(l->sb, &l->user, &l->err);
+	if (ret < 0) {
+		cw_user_free(&l->user);
+		return step_failed(l, "could not launch the command", ret);
+	}
+	l->have_user = true;
+	l->so.user = &l->user;
+	return 0;
+}
+
+static void release_account(struct launch *l)
+{
+	if (l->have_user)
+		cw_user_free(&l->user);
+	l->have_user = false;
+	l->so.user = NULL;
+}
+
 /* ---- the launch record ------------------------------------------------- */
 
 static int record_launch(struct launch *l)
@@ -161,7 +189,10 @@ static int record_launch(struct launch *l)
 	json_t *rec;
 	int ret;
 
-	rec = cw_rec_launch(l->tool, l->sb, l->ra, l->ll ? l->ll->ll : NULL,
+	rec = cw_rec_launch(l->tool, l->sb, l->ra, &l->user,
+			    cw_user_cwd(l->sb, l->ra->has_cwd ? l->ra->cwd : NULL,
+					&l->user),
+			    l->ll ? l->ll->ll : NULL,
 			    e->trace && e->cg ? e->trace : NULL);
 	if (inject(l, CW_STEP_RECORD)) {
 		json_decref(rec);
@@ -361,6 +392,7 @@ static int attach(struct launch *l)
 {
 	RETURN_ON_FAILURE(attach_seccomp(l));
 	RETURN_ON_FAILURE(attach_landlock(l));
+	RETURN_ON_FAILURE(resolve_account(l));
 	RETURN_ON_FAILURE(record_launch(l));
 	RETURN_ON_FAILURE(attach_cgroup(l));
 	RETURN_ON_FAILURE(attach_net(l));
@@ -562,9 +594,11 @@ int cw_launch(struct cw_engine *e, struct cw_rules *ru, const char *tool,
 	ret = attach(&l);
 	if (ret < 0) {
 		detach(&l, false);
+		release_account(&l);
 		return ret;
 	}
 	ret = spawn(&l);
+	release_account(&l);
 	/* Whatever is left of the call dies with its cgroup, then its
 	 * rules go and its events become records. */
 	detach(&l, true);

@@ -55,14 +55,16 @@ json_t *cw_rec_decision(const struct cw_call *call, bool invalid,
 }
 
 json_t *cw_rec_launch(const char *tool, const struct cw_sandbox *sb,
-		      const struct cw_run_args *ra,
-		      const struct cw_landlock *ll, struct cw_trace *trace)
+		      const struct cw_run_args *ra, const struct cw_user *u,
+		      const char *cwd, const struct cw_landlock *ll,
+		      struct cw_trace *trace)
 {
 	json_t *rec;
 
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:s}", "tool",
-			tool, "user", sb->user, "shell", sb->shell,
-			"cwd", ra->has_cwd ? ra->cwd : sb->cwd, "timeout_ms",
+	rec = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:I, s:o, s:s}",
+			"tool", tool, "user", u->user, "uid", (json_int_t)u->uid,
+			"gid", (json_int_t)u->gid, "shell", sb->shell,
+			"cwd", cwd, "timeout_ms",
 			(json_int_t)ra->timeout_ms, "layers",
 			cw_engine_layers(), "seccomp_profile",
 			sb->seccomp.profile);

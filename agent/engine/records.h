@@ -25,6 +25,7 @@
 #include "kernel/landlock.h"
 #include "kernel/seccomp.h"
 #include "kernel/spawn.h"
+#include "kernel/user.h"
 #include "kernel/trace.h"
 #include "policy/decide.h"
 #include "server/tools.h"
@@ -41,12 +42,14 @@ json_t *cw_rec_decision(const struct cw_call *call, bool invalid,
 			const char *invalid_text, const struct cw_verdict *v,
 			json_t *how);
 
-/* launch: what an allowed run_command is about to run under. ll: the
+/* launch: what an allowed run_command is about to run under: u and cwd
+ * are the account and directory it gets (after any fallback). ll: the
  * Landlock ruleset, NULL when the layer is off; trace: the call's event
  * sources, NULL when none. */
 json_t *cw_rec_launch(const char *tool, const struct cw_sandbox *sb,
-		      const struct cw_run_args *ra,
-		      const struct cw_landlock *ll, struct cw_trace *trace);
+		      const struct cw_run_args *ra, const struct cw_user *u,
+		      const char *cwd, const struct cw_landlock *ll,
+		      struct cw_trace *trace);
 
 /* What the exit record of a command that ran reports. */
 struct cw_exit_facts {

@@ -47,6 +47,16 @@ teardown() {
 	assert_equal "$(jq -r 'select(.type == "exit") | .uid' "$AUDIT")" "$(id -u "$u")"
 }
 
+@test "the launch record names the account and directory the command really got" {
+	# no user or cwd in the policy: "user" and /home/user where they
+	# exist, else nobody and its home or /
+	mcp -- "$(call_json 1 'id -un; id -u; pwd')"
+	launch=$(jq -c 'select(.type == "launch")' "$AUDIT")
+	assert_equal "$(jq -r '.user, .uid, .cwd' <<<"$launch")" "$(text 1 | jq -r .stdout)"
+	assert_equal "$(jq -r .user <<<"$launch")" "$(sandbox_account)"
+	assert_equal "$(jq -r 'select(.type == "exit") | [.uid, .cwd] | @tsv' "$AUDIT")" "$(jq -r '[.uid, .cwd] | @tsv' <<<"$launch")"
+}
+
 @test "account lookups leave no NSS module in the agent" {
 	# A process that looks up an account keeps the NSS modules it loaded
 	# (libnss_systemd on Debian); the agent looks up in a child instead.

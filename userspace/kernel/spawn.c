@@ -372,29 +372,6 @@ static void __attribute__((noreturn)) child_run(const struct plan *pl)
 /* ------------------------------------------------------------------ */
 /* Preparation in the parent. */
 
-static bool is_dir(const char *path)
-{
-	struct stat st;
-
-	return path && path[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static const char *resolve_cwd(const struct cw_spawn_opts *o,
-			       const struct cw_user *t)
-{
-	const struct cw_sandbox *sb = o->sb;
-
-	if (o->cwd)
-		return o->cwd;
-	if (sb->cwd_explicit && sb->cwd)
-		return sb->cwd;
-	if (is_dir(sb->cwd))
-		return sb->cwd;
-	if (is_dir(t->home))
-		return t->home;
-	return "/";
-}
-
 /* Sets key=val (key is keylen bytes), replacing an earlier entry. */
 static int env_put(struct envv *e, const char *key, size_t keylen,
 		   const char *val)
@@ -1145,7 +1122,7 @@ static void plan_fill(struct plan *pl, const struct cw_spawn_opts *o,
 	pl->shell = o->sb->shell;
 	pl->argv = (char *const *)argv;
 	pl->envp = envp;
-	pl->cwd = resolve_cwd(o, t);
+	pl->cwd = cw_user_cwd(o->sb, o->cwd, t);
 	pl->change_ids = t->change_ids;
 	pl->uid = t->uid;
 	pl->gid = t->gid;
@@ -1217,6 +1194,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 {
 	struct cw_seccomp_listener *lis = NULL;
 	struct cw_user t;
+	const struct cw_user *u = &t;
 	struct envv env = { 0 };
 	struct plan pl;
 	struct stream s[2];
@@ -1243,10 +1221,15 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	}
 	sb = o->sb;
 
-	rc = cw_user_resolve(sb, &t, err);
-	if (rc < 0)
-		goto out;
-	rc = build_env(o, &t, &env, err);
+	if (o->user) {
+		u = o->user;
+	} else {
+		rc = cw_user_resolve(sb, &t, err);
+		if (rc < 0)
+			goto out;
+		u = &t;
+	}
+	rc = build_env(o, u, &env, err);
 	if (rc < 0)
 		goto out;
 
@@ -1278,7 +1261,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	argv[1] = "-c";
 	argv[2] = o->command;
 	argv[3] = NULL;
-	plan_fill(&pl, o, &t, env.v, argv);
+	plan_fill(&pl, o, u, env.v, argv);
 	pl.fd_in = devnull;
 	pl.fd_out = out[1];
 	pl.fd_err = errp[1];
@@ -1309,7 +1292,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 
 	r->pid = pid;
 	if (o->on_launch)
-		o->on_launch(o->ctx, pid, t.uid, t.gid, pl.cwd);
+		o->on_launch(o->ctx, pid, u->uid, u->gid, pl.cwd);
 
 	s[0].fd = out[0];
 	s[1].fd = errp[0];

@@ -17,6 +17,8 @@
 #include <sys/types.h>
 
 #include "kernel/landlock.h"
+
+struct cw_user;
 #include "policy/policy.h"
 #include "kernel/seccomp.h"
 #include "lib/util.h"
@@ -39,6 +41,9 @@ struct cw_spawn_opts {
 	const struct cw_sandbox *sb;
 	const char *command;
 	const char *cwd;	/* NULL: the sandbox's cwd (with fallback) */
+	const struct cw_user *user; /* the account, resolved by the caller
+				     * (the launch record names it); NULL:
+				     * resolved here */
 	const char *const *env_extra; /* "K=V" from the call; NULL-terminated */
 	int64_t timeout_ms;	/* <= 0: sb->timeout_s */
 	int64_t kill_grace_ms;	/* SIGTERM to SIGKILL; <= 0: 2000 */

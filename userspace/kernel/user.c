@@ -412,6 +412,27 @@ int cw_user_resolve(const struct cw_sandbox *sb, struct cw_user *t,
 	return 0;
 }
 
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return path && path[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *cw_user_cwd(const struct cw_sandbox *sb, const char *asked,
+			const struct cw_user *u)
+{
+	if (asked)
+		return asked;
+	if (sb->cwd_explicit && sb->cwd)
+		return sb->cwd;
+	if (is_dir(sb->cwd))
+		return sb->cwd;
+	if (is_dir(u->home))
+		return u->home;
+	return "/";
+}
+
 void cw_user_free(struct cw_user *t)
 {
 	free(t->groups);

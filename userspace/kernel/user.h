@@ -55,4 +55,10 @@ int cw_user_resolve(const struct cw_sandbox *sb, struct cw_user *u,
 		    struct cw_error *err);
 void cw_user_free(struct cw_user *u);
 
+/* The directory a command of account u starts in: the call's (asked, may
+ * be NULL), the policy's cwd when it names one, the default cwd when it
+ * exists, else u's home when it exists, else "/". */
+const char *cw_user_cwd(const struct cw_sandbox *sb, const char *asked,
+			const struct cw_user *u);
+
 #endif
