@@ -209,11 +209,14 @@ json_t *cw_rec_seccomp(const struct cw_seccomp_denial *d)
 	for (i = 0; args && i < 6; i++)
 		json_array_append_new(args, json_sprintf("0x%llx",
 				      (unsigned long long)d->args[i]));
-	return json_pack("{s:s, s:i, s:s, s:o?, s:i, s:s, s:s}", "syscall",
-			 d->name[0] ? d->name : "unknown", "nr", d->nr,
-			 "arch", d->arch_name, "args", args, "pid",
+	/* family and protocol name what socket and socketpair asked for */
+	return json_pack("{s:s, s:i, s:s, s:o?, s:i, s:s, s:s, s:s*, s:s*}",
+			 "syscall", d->name[0] ? d->name : "unknown", "nr",
+			 d->nr, "arch", d->arch_name, "args", args, "pid",
 			 (int)d->pid, "comm", d->comm, "action",
-			 d->err == EPERM ? "EPERM" : "errno");
+			 d->err == EPERM ? "EPERM" : "errno", "family",
+			 d->family[0] ? d->family : NULL, "protocol",
+			 d->protocol[0] ? d->protocol : NULL);
 }
 
 json_t *cw_rec_limit(const char *limit, int64_t peak, int64_t max)

@@ -14,6 +14,17 @@ setup() {
 
 teardown() {
 	if [ -n "${D:-}" ]; then rm -rf "$D"; fi
+	public_dirs_remove
+}
+
+# exec_policy FILE DIR [FIELDS]: a policy at FILE whose commands may also
+# execute what is in DIR, with FIELDS (JSON members and a trailing comma)
+# added to its sandbox section.
+exec_policy() {
+	cat >"$1" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{${3:-}
+  "filesystem":{"exec":["/usr","/bin","$2"]}}}}}
+JSON
 }
 
 # probe_via PROFILE: runs sysprobe as root through cmdwarden with the
@@ -39,7 +50,8 @@ JSON
 	assert_equal "$(awk '$2 == "clone3" { print $3 }' "$T/probe")" ENOSYS
 	# at least the groups the profile promises
 	for g in ptrace bpf kernel_modules mount namespaces keyring io_uring \
-		userfaultfd swap reboot clock accounting handles; do
+		userfaultfd swap reboot clock accounting handles socket_families \
+		personality legacy hostname; do
 		grep -q "^$g " "$T/probe" || fail "group $g missing"
 	done
 }
@@ -71,10 +83,7 @@ JSON
 	[ -x "$x32" ] || fail "x32call is not built; run make check"
 	D=$(public_dir)
 	cp "$x32" "$D/x32"
-	cat >"$T/p.json" <<JSON
-{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
-  "filesystem":{"exec":["/usr","/bin","$D"]}}}}}
-JSON
+	exec_policy "$T/p.json" "$D"
 	mcp --policy "$T/p.json" -- "$(call_json 1 "$D/x32; echo rc=\$?")"
 	# bash reports a process killed by SIGSYS as status 159
 	assert_equal "$(text 1 | jq -r .stdout)" "rc=159"
@@ -225,4 +234,152 @@ JSON
 		fail "the flood's call: $(jq -c 'select(.id == 1) | .result.structuredContent // .' "$T/flood.out"); agent: $(cat "$T/flood.err")"
 	run "$CW" audit verify "$AUDIT"
 	assert_success
+}
+
+# sockprobe DIR: a script that opens each socket named in its arguments
+# and prints "NAME opened" or "NAME ERRNO"; pair_* names are socketpairs.
+sockprobe() {
+	cat >"$1/sockprobe.py" <<'PY'
+import errno, socket, sys
+KINDS = {
+    "unix": (socket.AF_UNIX, socket.SOCK_STREAM, 0),
+    "inet": (socket.AF_INET, socket.SOCK_STREAM, 0),
+    "inet6": (socket.AF_INET6, socket.SOCK_DGRAM, 0),
+    "netlink_route": (socket.AF_NETLINK, socket.SOCK_RAW, 0),
+    "netlink_sock_diag": (socket.AF_NETLINK, socket.SOCK_RAW, 4),
+    "netlink_audit": (socket.AF_NETLINK, socket.SOCK_RAW, 9),
+    "vsock": (40, socket.SOCK_STREAM, 0),
+    "alg": (38, socket.SOCK_SEQPACKET, 0),
+    "xdp": (44, socket.SOCK_RAW, 0),
+    "packet": (17, socket.SOCK_DGRAM, 0),
+    "pair_unix": (socket.AF_UNIX, socket.SOCK_STREAM, 0),
+    "pair_vsock": (40, socket.SOCK_STREAM, 0),
+}
+for name in sys.argv[1:]:
+    try:
+        if name.startswith("pair_"):
+            for s in socket.socketpair(*KINDS[name]):
+                s.close()
+        else:
+            socket.socket(*KINDS[name]).close()
+        print(name, "opened")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+PY
+	chmod 0644 "$1/sockprobe.py"
+}
+
+REFUSED_SOCKETS="netlink_sock_diag netlink_audit vsock alg xdp packet pair_vsock"
+ORDINARY_SOCKETS="unix inet inet6 netlink_route pair_unix"
+
+@test "socket families outside the default set are refused and audited by family; the ordinary ones, ip addr and getaddrinfo work" {
+	D=$(public_dir)
+	sockprobe "$D"
+	mcp -- "$(call_json 1 "python3 $D/sockprobe.py $REFUSED_SOCKETS")" \
+		"$(call_json 2 "python3 $D/sockprobe.py $ORDINARY_SOCKETS")" \
+		"$(call_json 3 "ip -4 addr show dev lo && python3 -c 'import socket; print(sorted({a[4][0] for a in socket.getaddrinfo(\"localhost\", 80, socket.AF_INET)}))'")"
+	text 1 | jq -r .stdout
+	# every one refused by the filter...
+	for k in $REFUSED_SOCKETS; do
+		assert_equal "$(text 1 | jq -r .stdout | awk -v k="$k" '$1 == k { print $2 }')" EPERM
+	done
+	# ...where the kernel itself, as the same account, answers otherwise
+	run runuser -u "$(sandbox_account)" -- python3 "$D/sockprobe.py" $REFUSED_SOCKETS
+	echo "without cmdwarden: $output"
+	for k in netlink_sock_diag netlink_audit vsock alg pair_vsock; do
+		[ "$(awk -v k="$k" '$1 == k { print $2 }' <<<"$output")" != EPERM ] ||
+			fail "$k is refused without cmdwarden too"
+	done
+	# each refusal is a seccomp record naming the family (and protocol)
+	inv=$(structured 1 invocation_id)
+	run jq -r --arg inv "$inv" 'select(.type == "seccomp" and .invocation == $inv) | "\(.syscall) \(.family) \(.protocol)"' "$AUDIT"
+	assert_line "socket AF_NETLINK NETLINK_SOCK_DIAG"
+	assert_line "socket AF_NETLINK NETLINK_AUDIT"
+	assert_line "socket AF_VSOCK null"
+	assert_line "socket AF_ALG null"
+	assert_line "socket AF_XDP null"
+	assert_line "socket AF_PACKET null"
+	assert_line "socketpair AF_VSOCK null"
+	# the twins: opened, and nothing refused
+	assert_equal "$(text 2 | jq -r .stdout)" "$(printf '%s opened\n' $ORDINARY_SOCKETS)"
+	assert_equal "$(text 3 | jq -r .exit_code)" 0
+	[[ "$(text 3 | jq -r .stdout)" == *"inet 127.0.0.1/8"* ]] || fail "ip addr: $(text 3)"
+	[[ "$(text 3 | jq -r .stdout)" == *"['127.0.0.1']"* ]] || fail "getaddrinfo: $(text 3)"
+	for id in 2 3; do
+		inv=$(structured $id invocation_id)
+		assert_equal "$(jq -c --arg inv "$inv" 'select(.type == "seccomp" and .invocation == $inv)' "$AUDIT")" ""
+	done
+}
+
+@test "a family the policy lists in seccomp.socket_families opens as it does without cmdwarden; the others stay refused" {
+	D=$(public_dir)
+	sockprobe "$D"
+	cat >"$T/p.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"user":"root",
+  "seccomp":{"socket_families":["AF_VSOCK","AF_ALG","AF_NETLINK:NETLINK_SOCK_DIAG"]}}}}}
+JSON
+	mcp --policy "$T/p.json" -- "$(call_json 1 "python3 $D/sockprobe.py vsock alg netlink_sock_diag netlink_audit xdp netlink_route")"
+	text 1 | jq -r .stdout
+	# as root without cmdwarden: the kernel's own answers (EAFNOSUPPORT
+	# where this kernel lacks the family)
+	run python3 "$D/sockprobe.py" vsock alg netlink_sock_diag
+	assert_success
+	assert_equal "$(text 1 | jq -r .stdout | head -3)" "$output"
+	assert_equal "$(text 1 | jq -r .stdout | awk '$1 == "netlink_sock_diag" { print $2 }')" opened
+	# not listed: refused
+	assert_equal "$(text 1 | jq -r .stdout | sed -n 4,6p)" "$(printf 'netlink_audit EPERM\nxdp EPERM\nnetlink_route opened')"
+	inv=$(structured 1 invocation_id)
+	run jq -r --arg inv "$inv" 'select(.type == "seccomp" and .invocation == $inv) | "\(.family) \(.protocol)"' "$AUDIT"
+	assert_output "$(printf 'AF_NETLINK NETLINK_AUDIT\nAF_XDP null')"
+}
+
+@test "a bad socket family in a policy is a load error naming the entry" {
+	cat >"$T/p.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "seccomp":{"socket_families":["AF_VSOCK","AF_NETLINK:NETLINK_SOCKDIAG"]}}}}}
+JSON
+	run "$CW" check --policy "$T/p.json"
+	assert_failure
+	assert_output --partial 'sandbox.seccomp.socket_families[1]: "AF_NETLINK:NETLINK_SOCKDIAG": unknown netlink protocol'
+}
+
+@test "personality: ADDR_NO_RANDOMIZE and PER_LINUX32 are refused and audited; the query and PER_LINUX work; seccomp.allow lifts it" {
+	[ "$(uname -m)" = x86_64 ] || skip "setarch's personas are x86_64 ones here"
+	pers="python3 -c 'import ctypes; libc = ctypes.CDLL(None, use_errno=True); print(hex(libc.personality(0xffffffff)), libc.personality(0), ctypes.get_errno())'"
+	mcp -- "$(call_json 1 'setarch -R cat /proc/self/personality; echo rc=$?; setarch linux32 true; echo rc=$?')" \
+		"$(call_json 2 "setarch x86_64 cat /proc/self/personality && $pers")"
+	run text 1
+	assert_output --partial 'Operation not permitted'
+	assert_equal "$(text 1 | jq -r .stdout)" "$(printf 'rc=1\nrc=1')"
+	inv=$(structured 1 invocation_id)
+	run jq -r --arg inv "$inv" 'select(.type == "seccomp" and .invocation == $inv) | "\(.syscall) \(.args[0])"' "$AUDIT"
+	assert_line "personality 0x40000"
+	assert_line "personality 0x8"
+	# the twin: PER_LINUX and the query, nothing refused
+	assert_equal "$(text 2 | jq -r .stdout)" "$(printf '00000000\n0x0 0 0')"
+	inv=$(structured 2 invocation_id)
+	assert_equal "$(jq -c --arg inv "$inv" 'select(.type == "seccomp" and .invocation == $inv)' "$AUDIT")" ""
+	cat >"$T/p.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"seccomp":{"allow":["personality"]}}}}}
+JSON
+	mcp --policy "$T/p.json" -- "$(call_json 1 'setarch -R cat /proc/self/personality')"
+	assert_equal "$(text 1 | jq -r .stdout)" 00040000
+}
+
+@test "modify_ldt and uselib are refused and audited; an LDT entry is written where the policy allows modify_ldt" {
+	[ "$(uname -m)" = x86_64 ] || skip "modify_ldt is x86 only"
+	D=$(public_dir)
+	cp "$PROBE" "$D/sysprobe"
+	exec_policy "$T/p.json" "$D"
+	exec_policy "$T/allow.json" "$D" '"seccomp":{"allow":["modify_ldt"]},'
+	mcp --policy "$T/p.json" -- "$(call_json 1 "$D/sysprobe --ldt; $D/sysprobe legacy")"
+	assert_equal "$(text 1 | jq -r .stdout)" "$(printf 'modify_ldt EPERM\nlegacy modify_ldt EPERM\nlegacy uselib EPERM')"
+	inv=$(structured 1 invocation_id)
+	run jq -r --arg inv "$inv" 'select(.type == "seccomp" and .invocation == $inv) | .syscall' "$AUDIT"
+	assert_output "$(printf 'modify_ldt\nmodify_ldt\nuselib')"
+	# the same write, allowed by the policy, and outside cmdwarden
+	mcp --policy "$T/allow.json" -- "$(call_json 1 "$D/sysprobe --ldt")"
+	assert_equal "$(text 1 | jq -r .stdout)" "modify_ldt OK"
+	run "$D/sysprobe" --ldt
+	assert_output "modify_ldt OK"
 }

@@ -12,6 +12,8 @@
  * can: a burst of kernel events faster than any shell loop.
  * `sysprobe --ignore SIG CMD ARGS...` runs CMD with signal SIG ignored, set
  * through the system call, so glibc's own signals (32, 33) can be too.
+ * `sysprobe --ldt` writes one entry into the process's LDT (x86) and
+ * prints "modify_ldt OK" or the errno's name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,9 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#ifdef __x86_64__
+#include <asm/ldt.h>
+#endif
 
 #include "kernel/seccomp.h"
 #include "lib/util.h"
@@ -42,6 +47,7 @@ static const char *errname(int e)
 	case ENOMEM: return "ENOMEM";
 	case EACCES: return "EACCES";
 	case ENAMETOOLONG: return "ENAMETOOLONG";
+	case EAFNOSUPPORT: return "EAFNOSUPPORT";
 	default: return "OTHER";
 	}
 }
@@ -94,6 +100,35 @@ static int run_ignoring(int sig, char **cmd)
 	return 127;
 }
 
+/* A flat 32-bit data segment in LDT slot 0: what an emulator sets up. */
+static int write_ldt(void)
+{
+#ifdef __x86_64__
+	struct user_desc d = {
+		.entry_number = 0, .base_addr = 0, .limit = 0xfffff,
+		.seg_32bit = 1, .limit_in_pages = 1, .useable = 1,
+	};
+	long r;
+
+	errno = 0;
+	r = syscall(SYS_modify_ldt, 1, &d, sizeof(d));
+	printf("modify_ldt %s\n", r == 0 ? "OK" : errname(errno));
+	return 0;
+#else
+	printf("modify_ldt SKIPPED\n");
+	return 0;
+#endif
+}
+
+/* The first argument of a syscall the probe calls: -1, except where -1
+ * is a harmless value the profile allows (personality's query). */
+static long first_arg(const char *name)
+{
+	if (strcmp(name, "personality") == 0)
+		return 0x0040000; /* ADDR_NO_RANDOMIZE */
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	size_t g;
@@ -102,6 +137,8 @@ int main(int argc, char **argv)
 		return flood(strtol(argv[2], NULL, 10), argv[3]);
 	if (argc == 4 && strcmp(argv[1], "--opens") == 0)
 		return opens(strtol(argv[2], NULL, 10), argv[3]);
+	if (argc == 2 && strcmp(argv[1], "--ldt") == 0)
+		return write_ldt();
 	if (argc >= 4 && strcmp(argv[1], "--ignore") == 0)
 		return run_ignoring((int)strtol(argv[2], NULL, 10), argv + 3);
 
@@ -127,7 +164,7 @@ int main(int argc, char **argv)
 				continue;
 			}
 			errno = 0;
-			r = syscall(nr, -1L, -1L, -1L, -1L, -1L, -1L);
+			r = syscall(nr, first_arg(*s), -1L, -1L, -1L, -1L, -1L);
 			printf("%s %s %s\n", grp->name, *s,
 			       r == -1 ? errname(errno) : "OK");
 			fflush(stdout);

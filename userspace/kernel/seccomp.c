@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <linux/filter.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -38,6 +39,7 @@
 #include <seccomp.h>
 
 #include "kernel/seccomp.h"
+#include "lib/sockfamily.h"
 
 #define SYSCALLS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
@@ -50,10 +52,13 @@
 const struct cw_seccomp_group cw_seccomp_groups[] = {
 	{
 		.name = "ptrace",
-		.reason = "reads and writes the memory, registers and "
-			  "descriptors of other processes, the agent's included",
+		.reason = "reads, writes, compares or moves the memory, "
+			  "registers and descriptors of other processes, other "
+			  "calls' and the agent's included",
 		.syscalls = SYSCALLS("ptrace", "process_vm_readv",
-				     "process_vm_writev", "pidfd_getfd"),
+				     "process_vm_writev", "pidfd_getfd", "kcmp",
+				     "process_madvise", "migrate_pages",
+				     "move_pages"),
 	},
 	{
 		.name = "bpf",
@@ -165,6 +170,43 @@ const struct cw_seccomp_group cw_seccomp_groups[] = {
 			  "included",
 		.syscalls = SYSCALLS("fanotify_init"),
 	},
+	{
+		.name = "socket_families",
+		.reason = "only AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK with "
+			  "NETLINK_ROUTE are allowed, plus what "
+			  "sandbox.seccomp.socket_families lists (AF_PACKET: "
+			  "network.raw_sockets): the network programs see IP "
+			  "sockets only, AF_VSOCK reaches the VM's host, "
+			  "NETLINK_SOCK_DIAG lists every socket of the machine, "
+			  "and AF_ALG, AF_XDP and the rest are kernel code an "
+			  "ordinary command never needs",
+		.syscalls = SYSCALLS("socket", "socketpair"),
+	},
+	{
+		.name = "personality",
+		.reason = "ADDR_NO_RANDOMIZE turns off address randomisation "
+			  "for what the process executes, READ_IMPLIES_EXEC "
+			  "makes readable memory executable, other personas "
+			  "change what the kernel reports; the query "
+			  "(0xffffffff) and PER_LINUX (0) stay allowed, and "
+			  "seccomp.allow lifts the rest",
+		.syscalls = SYSCALLS("personality"),
+	},
+	{
+		.name = "legacy",
+		.reason = "16-bit segment descriptors and a.out-era library "
+			  "loading, which only emulators and programs of the "
+			  "last century use, and which have a history of "
+			  "kernel bugs",
+		.syscalls = SYSCALLS("modify_ldt", "uselib"),
+	},
+	{
+		.name = "hostname",
+		.reason = "renames the machine for every process in it, the "
+			  "sandbox's own services included (the kernel lets a "
+			  "root command do it)",
+		.syscalls = SYSCALLS("sethostname", "setdomainname"),
+	},
 };
 const size_t cw_seccomp_ngroups = CW_ARRAY_SIZE(cw_seccomp_groups);
 
@@ -240,13 +282,134 @@ static int check_launcher(const struct cw_strv *deny, struct cw_error *err)
 	return 0;
 }
 
+/* The socket families the profile lets a command create: bit n of
+ * families is family n, bit n of netlink is netlink protocol n. */
+struct cw_socket_allow {
+	uint64_t families;
+	uint32_t netlink;
+	bool netlink_all;	/* "AF_NETLINK" listed: every protocol */
+};
+
+static int socket_allow_init(const struct cw_sandbox *sb,
+			     struct cw_socket_allow *a, struct cw_error *err)
+{
+	const struct cw_strv *list = &sb->seccomp.socket_families;
+	int family, protocol, rc;
+	size_t i;
+
+	a->families = 1ull << AF_UNIX | 1ull << AF_INET | 1ull << AF_INET6 |
+		      1ull << AF_NETLINK;
+	a->netlink = 1u << NETLINK_ROUTE;
+	a->netlink_all = false;
+	if (sb->network.raw_sockets)
+		a->families |= 1ull << AF_PACKET;
+	for (i = 0; i < list->n; i++) {
+		rc = cw_sockfamily_parse(list->v[i] ? list->v[i] : "", &family,
+					 &protocol);
+		if (rc == 0 && family == AF_PACKET)
+			rc = -EINVAL;
+		if (rc < 0) {
+			cw_error_set(err, "socket family \"%s\" in "
+				     "socket_families[%zu] is not one this "
+				     "profile can allow", list->v[i]
+				     ? list->v[i] : "(null)", i);
+			if (err)
+				snprintf(err->path, sizeof(err->path),
+					 "sandbox.seccomp.socket_families[%zu]",
+					 i);
+			return -EINVAL;
+		}
+		a->families |= 1ull << family;
+		if (family == AF_NETLINK && protocol < 0)
+			a->netlink_all = true;
+		else if (family == AF_NETLINK)
+			a->netlink |= 1u << protocol;
+	}
+	return 0;
+}
+
+/* Rules that refuse nr whenever argument arg is a value outside allowed
+ * (bits below limit), with *also as a further condition when given. One
+ * comparison per argument is all libseccomp takes in a rule, so each
+ * refused value below the highest allowed one gets its own rule and one
+ * more rule covers everything above it, values with high bits set
+ * included. */
+static int deny_outside(scmp_filter_ctx ctx, uint32_t deny, int nr,
+			unsigned arg, uint64_t allowed, unsigned limit,
+			const struct scmp_arg_cmp *also)
+{
+	unsigned hi = 0, v;
+	int rc;
+
+	for (v = 0; v < limit; v++)
+		if (allowed >> v & 1)
+			hi = v;
+	for (v = 0; v <= hi + 1; v++) {
+		struct scmp_arg_cmp cmp[2];
+		unsigned n = 0;
+
+		if (v <= hi && allowed >> v & 1)
+			continue;
+		if (also)
+			cmp[n++] = *also;
+		cmp[n++] = (struct scmp_arg_cmp){
+			.arg = arg,
+			.op = v <= hi ? SCMP_CMP_EQ : SCMP_CMP_GE,
+			.datum_a = v,
+		};
+		rc = seccomp_rule_add_array(ctx, deny, nr, n, cmp);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* socket(family, type, protocol) and socketpair(family, ...): families
+ * outside the allowed set, and for AF_NETLINK protocols outside it. */
+static int add_socket_rules(scmp_filter_ctx ctx, uint32_t deny, int nr,
+			    const struct cw_socket_allow *a)
+{
+	const struct scmp_arg_cmp netlink = SCMP_A0(SCMP_CMP_EQ, AF_NETLINK);
+	int rc;
+
+	rc = deny_outside(ctx, deny, nr, 0, a->families, CW_SOCKFAMILY_LIMIT,
+			  NULL);
+	if (rc < 0 || a->netlink_all || !(a->families >> AF_NETLINK & 1))
+		return rc;
+	return deny_outside(ctx, deny, nr, 2, a->netlink,
+			    CW_NETLINK_PROTO_LIMIT, &netlink);
+}
+
+/* personality(persona): the kernel reads an unsigned int, so only the low
+ * 32 bits count. Allowed are 0 (PER_LINUX) and 0xffffffff (the query);
+ * every other value has some bit i set with bit i+1 (mod 32) clear, so 32
+ * masked comparisons, one per such pair, refuse exactly the rest. */
+static int add_personality_rules(scmp_filter_ctx ctx, uint32_t deny, int nr)
+{
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < 32; i++) {
+		uint64_t bit = 1ull << i, next = 1ull << ((i + 1) % 32);
+
+		rc = seccomp_rule_add(ctx, deny, nr, 1,
+				      SCMP_A0(SCMP_CMP_MASKED_EQ, bit | next,
+					      bit));
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* Adds the rule a denied name gets. Syscalls that do not exist on this
  * architecture cannot be called through the native ABI (and every other ABI
- * is killed), so they need no rule. */
+ * is killed), so they need no rule. sock is set for the profile's names,
+ * whose argument rules it decides. */
 static int add_deny(scmp_filter_ctx ctx, uint32_t deny, const char *name,
-		    bool from_profile, struct cw_error *err)
+		    const struct cw_socket_allow *sock, struct cw_error *err)
 {
 	int nr = seccomp_syscall_resolve_name(name);
+	bool from_profile = sock != NULL;
 	int rc = 0;
 	size_t i;
 
@@ -267,6 +430,11 @@ static int add_deny(scmp_filter_ctx ctx, uint32_t deny, const char *name,
 					      SCMP_A0(SCMP_CMP_MASKED_EQ,
 						      cw_clone_ns_flags[i],
 						      cw_clone_ns_flags[i]));
+	} else if (from_profile && (strcmp(name, "socket") == 0 ||
+				    strcmp(name, "socketpair") == 0)) {
+		rc = add_socket_rules(ctx, deny, nr, sock);
+	} else if (from_profile && strcmp(name, "personality") == 0) {
+		rc = add_personality_rules(ctx, deny, nr);
 	} else {
 		rc = seccomp_rule_add(ctx, deny, nr, 0);
 	}
@@ -282,9 +450,14 @@ static int build_rules(scmp_filter_ctx ctx, uint32_t deny_act,
 {
 	const struct cw_strv *deny = &sb->seccomp.deny;
 	const struct cw_strv *allow = &sb->seccomp.allow;
+	struct cw_socket_allow sock;
+	bool families_ruled = false;
 	size_t g, i;
 	int rc;
 
+	rc = socket_allow_init(sb, &sock, err);
+	if (rc < 0)
+		return rc;
 	for (g = 0; profile_default && g < cw_seccomp_ngroups; g++) {
 		const char *const *s;
 
@@ -293,21 +466,25 @@ static int build_rules(scmp_filter_ctx ctx, uint32_t deny_act,
 			if (strv_has(allow, *s, allow->n) ||
 			    strv_has(deny, *s, deny->n))
 				continue;
-			rc = add_deny(ctx, deny_act, *s, true, err);
+			rc = add_deny(ctx, deny_act, *s, &sock, err);
 			if (rc < 0)
 				return rc;
+			if (strcmp(*s, "socket") == 0)
+				families_ruled = true;
 		}
 	}
 	for (i = 0; i < deny->n; i++) {
 		if (strv_has(deny, deny->v[i], i))
 			continue;
-		rc = add_deny(ctx, deny_act, deny->v[i], false, err);
+		rc = add_deny(ctx, deny_act, deny->v[i], NULL, err);
 		if (rc < 0)
 			return rc;
 	}
 	/* network.raw_sockets false: cgroup-BPF sees only IPv4 and IPv6
-	 * sockets, so packet sockets are refused here. */
-	if (!sb->network.raw_sockets && !strv_has(deny, "socket", deny->n)) {
+	 * sockets, so packet sockets are refused here, with or without the
+	 * profile's family rules (which refuse them already). */
+	if (!sb->network.raw_sockets && !families_ruled &&
+	    !strv_has(deny, "socket", deny->n)) {
 		rc = seccomp_rule_add(ctx, deny_act, SCMP_SYS(socket), 1,
 				      SCMP_A0(SCMP_CMP_EQ, AF_PACKET));
 		if (rc < 0) {
@@ -615,6 +792,31 @@ static void read_comm(pid_t pid, char *comm, size_t len)
 	comm[n] = '\0';
 }
 
+static void name_or_number(char *buf, size_t len, const char *name, int nr)
+{
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "%d", nr);
+}
+
+/* For socket and socketpair, the family and, for netlink, the protocol
+ * the kernel would have read (ints: the low 32 bits). */
+static void describe_socket(struct cw_seccomp_denial *d)
+{
+	int family = (int)(uint32_t)d->args[0];
+	int protocol = (int)(uint32_t)d->args[2];
+
+	if (d->arch != seccomp_arch_native() ||
+	    (d->nr != SYS_socket && d->nr != SYS_socketpair))
+		return;
+	name_or_number(d->family, sizeof(d->family),
+		       cw_sockfamily_name(family), family);
+	if (family == AF_NETLINK)
+		name_or_number(d->protocol, sizeof(d->protocol),
+			       cw_netlink_proto_name(protocol), protocol);
+}
+
 int cw_seccomp_listener_answer(struct cw_seccomp_listener *l, bool describe,
 			       struct cw_seccomp_denial *d)
 {
@@ -653,6 +855,7 @@ int cw_seccomp_listener_answer(struct cw_seccomp_listener *l, bool describe,
 		name = seccomp_syscall_resolve_num_arch(d->arch, d->nr);
 		snprintf(d->name, sizeof(d->name), "%s", name ? name : "");
 		free(name);
+		describe_socket(d);
 	}
 	memset(l->resp, 0, sizeof(*l->resp));
 	l->resp->id = l->req->id;

@@ -31,7 +31,9 @@ extern const size_t cw_seccomp_ngroups;
 struct cw_seccomp_prog;
 
 /* Builds the filter for sb->seccomp (profile "default" or "none", plus
- * deny/allow lists). Unknown syscall names are errors. NULL + errno + err. */
+ * deny/allow lists and the socket families the default profile allows
+ * beyond its own). Unknown syscall or family names are errors.
+ * NULL + errno + err. */
 struct cw_seccomp_prog *cw_seccomp_build(const struct cw_sandbox *sb,
 					 struct cw_error *err);
 /* Installs it in the calling thread (needs no_new_privs or CAP_SYS_ADMIN).
@@ -57,6 +59,10 @@ struct cw_seccomp_denial {
 	bool described;		/* name and comm were looked up */
 	char name[32];		/* "" unless described */
 	char comm[16];		/* "" unless described or when it was gone */
+	/* socket and socketpair, when described: the family ("AF_VSOCK", or
+	 * its number) and for AF_NETLINK the protocol; "" otherwise */
+	char family[24];
+	char protocol[32];
 };
 
 /* The agent's end of one call's listener; owns fd. NULL + errno. */

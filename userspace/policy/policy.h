@@ -165,6 +165,8 @@ struct cw_sandbox {
 		char *profile;		/* "default" or "none" */
 		struct cw_strv deny;	/* extra syscall names to deny */
 		struct cw_strv allow;	/* syscalls removed from the profile */
+		struct cw_strv socket_families; /* "AF_X", "AF_NETLINK:NETLINK_Y"
+						 * beyond the default ones */
 	} seccomp;
 	unsigned require_layers;	/* CW_LAYER_* bits */
 };

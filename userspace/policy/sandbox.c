@@ -19,6 +19,7 @@
 
 #include "policy/sandbox.h"
 #include "bpf/trace.h"
+#include "lib/sockfamily.h"
 #include "lib/text.h"
 
 /*
@@ -52,7 +53,8 @@ static const char default_sandbox_json[] =
 	"               \"deny\": [\"169.254.169.254/32\", \"fd00:ec2::254/128\"],\n"
 	"               \"allow\": [], \"max_connections\": 256,\n"
 	"               \"max_egress_bytes\": 0, \"raw_sockets\": false },\n"
-	"  \"seccomp\": { \"profile\": \"default\", \"deny\": [], \"allow\": [] },\n"
+	"  \"seccomp\": { \"profile\": \"default\", \"deny\": [], \"allow\": [],\n"
+	"               \"socket_families\": [] },\n"
 	"  \"require_layers\": []\n"
 	"}\n";
 
@@ -98,6 +100,7 @@ void cw_sandbox_free(struct cw_sandbox *sb)
 	free(sb->seccomp.profile);
 	cw_load_strv_free(&sb->seccomp.deny);
 	cw_load_strv_free(&sb->seccomp.allow);
+	cw_load_strv_free(&sb->seccomp.socket_families);
 	cw_load_strv_free(&sb->files.deny_open);
 	memset(sb, 0, sizeof(*sb));
 }
@@ -609,10 +612,48 @@ static bool check_profile(struct cw_loader *ld, const char *s, const char *path)
 	return false;
 }
 
+/* "AF_VSOCK", or "AF_NETLINK:NETLINK_SOCK_DIAG"; AF_PACKET belongs to
+ * network.raw_sockets, which also decides about raw IP sockets. */
+static bool check_socket_family(struct cw_loader *ld, const char *s,
+				const char *path)
+{
+	char qs[CW_TEXT_QUOTE_LEN];
+	const char *why = NULL;
+	int family, protocol;
+
+	switch (cw_sockfamily_parse(s, &family, &protocol)) {
+	case -ENOENT:
+		why = "unknown socket family; expected a name of "
+		      "<sys/socket.h> (\"AF_VSOCK\", \"AF_ALG\", \"AF_XDP\" "
+		      "...), or \"AF_NETLINK:\" and a protocol of "
+		      "<linux/netlink.h>";
+		break;
+	case -EPROTONOSUPPORT:
+		why = "unknown netlink protocol; expected a name of "
+		      "<linux/netlink.h> (\"NETLINK_SOCK_DIAG\", "
+		      "\"NETLINK_AUDIT\", \"NETLINK_GENERIC\" ...)";
+		break;
+	case -EINVAL:
+		why = "only AF_NETLINK takes a protocol "
+		      "(\"AF_NETLINK:NETLINK_SOCK_DIAG\"); other families are "
+		      "listed by name alone";
+		break;
+	default:
+		if (family == AF_PACKET)
+			why = "AF_PACKET is allowed with network.raw_sockets, "
+			      "not here";
+	}
+	if (!why)
+		return true;
+	cw_load_err(ld, path, "%s: %s", cw_text_quote(qs, sizeof(qs), s), why);
+	return false;
+}
+
 static void apply_seccomp(struct cw_loader *ld, struct cw_sandbox *sb,
 			  json_t *o, const char *path)
 {
-	static const char *const keys[] = { "profile", "deny", "allow", NULL };
+	static const char *const keys[] = { "profile", "deny", "allow",
+					    "socket_families", NULL };
 	char kp[CW_LOAD_PATH_LEN];
 	json_t *v;
 
@@ -633,6 +674,12 @@ static void apply_seccomp(struct cw_loader *ld, struct cw_sandbox *sb,
 	if (v)
 		cw_load_strv_set(ld, v, kp, "an array of syscall names",
 				 cw_load_nonempty, &sb->seccomp.allow);
+	v = json_object_get(o, "socket_families");
+	cw_load_key(kp, path, "socket_families");
+	if (v)
+		cw_load_strv_set(ld, v, kp, "an array of socket family names",
+				 check_socket_family,
+				 &sb->seccomp.socket_families);
 }
 
 static void apply_layers(struct cw_loader *ld, struct cw_sandbox *sb, json_t *a,

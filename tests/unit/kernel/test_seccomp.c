@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <linux/netlink.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <poll.h>
@@ -34,6 +35,7 @@ struct sandbox_lists {
 	struct cw_sandbox sb;
 	char *deny[MAX_LIST];
 	char *allow[MAX_LIST];
+	char *families[MAX_LIST];
 };
 
 /* The seccomp part of the default profile; the rest is not read here. */
@@ -43,6 +45,12 @@ static void sandbox_init(struct sandbox_lists *s, const char *profile)
 	s->sb.seccomp.profile = (char *)profile;
 	s->sb.seccomp.deny.v = s->deny;
 	s->sb.seccomp.allow.v = s->allow;
+	s->sb.seccomp.socket_families.v = s->families;
+}
+
+static void sandbox_family(struct sandbox_lists *s, const char *name)
+{
+	s->families[s->sb.seccomp.socket_families.n++] = (char *)name;
 }
 
 static void sandbox_deny(struct sandbox_lists *s, const char *name)
@@ -226,6 +234,11 @@ static void test_every_default_syscall_denied(void **state)
 		{ "process_vm_writev", { 0, 0, 0, 0, 0, 1 }, NULL, false, true,
 		  0 },
 		{ "pidfd_getfd", { -1, 0, 0 }, NULL, false, true, 0 },
+		{ "kcmp", { -1, -1, 0, 0, 0 }, NULL, false, true, 0 },
+		{ "process_madvise", { -1, 0, 0, 0, 0 }, NULL, false, true,
+		  0 },
+		{ "migrate_pages", { -1, 0, 0, 0 }, NULL, false, true, 0 },
+		{ "move_pages", { -1, 0, 0, 0, 0, 0 }, NULL, false, true, 0 },
 		{ "bpf", { -1, 0, 0 }, NULL, false, true, 0 },
 		{ "perf_event_open", { 0, 0, -1, -1, 0 }, NULL, false, true,
 		  0 },
@@ -287,6 +300,17 @@ static void test_every_default_syscall_denied(void **state)
 		{ "syslog", { 10, 0, 0 }, NULL, false, true, 0 },
 		{ "vhangup", { 0 }, NULL, true, true, 0 },
 		{ "fanotify_init", { 0x7ead0000, 0 }, NULL, false, true, 0 },
+		/* no such family: EAFNOSUPPORT without the filter */
+		{ "socket", { -1, 0, 0 }, NULL, false, true, 0 },
+		{ "socketpair", { -1, 0, 0, 0 }, NULL, false, true, 0 },
+		/* ADDR_NO_RANDOMIZE: set for this child alone without it */
+		{ "personality", { 0x0040000 }, NULL, false, true, 0 },
+		/* no such function: ENOSYS without the filter */
+		{ "modify_ldt", { -1, 0, 0 }, NULL, false, true, 0 },
+		{ "uselib", { NOPATH }, NULL, false, true, 0 },
+		/* too long a name: EINVAL without the filter */
+		{ "sethostname", { 0, -1 }, NULL, false, true, 0 },
+		{ "setdomainname", { 0, -1 }, NULL, false, true, 0 },
 	};
 	struct sandbox_lists s;
 	struct cw_seccomp_prog *p;
@@ -725,6 +749,228 @@ static void test_unknown_names(void **state)
 	assert_non_null(strstr(err.text, "\"strict\""));
 }
 
+struct sock_args {
+	long family, type, protocol;
+	bool pair;
+};
+
+/* socket() or socketpair() with the raw register values given. */
+static long call_socket(void *arg, int *err)
+{
+	const struct sock_args *a = arg;
+	int sv[2];
+	long ret;
+
+	errno = 0;
+	if (a->pair)
+		ret = syscall(SYS_socketpair, a->family, a->type, a->protocol,
+			      sv);
+	else
+		ret = syscall(SYS_socket, a->family, a->type, a->protocol);
+	*err = errno;
+	return ret < 0 ? ret : 0;
+}
+
+/* errno of one socket call under p: 0 when it opened. */
+static int socket_errno(const struct cw_seccomp_prog *p, long family,
+			long type, long protocol, bool pair)
+{
+	struct sock_args a = { family, type, protocol, pair };
+	struct outcome o = run(p, call_socket, &a);
+
+	assert_true(o.reported);
+	return o.ret == 0 ? 0 : o.err;
+}
+
+#define NL_SOCK_DIAG 4
+#define NL_AUDIT 9
+#define AF_VSOCK_NR 40
+#define AF_ALG_NR 38
+#define AF_XDP_NR 44
+
+static void test_socket_families_default(void **state)
+{
+	struct sandbox_lists s;
+	struct cw_seccomp_prog *p, *none;
+
+	(void)state;
+	sandbox_init(&s, "default");
+	p = build(&s);
+	sandbox_init(&s, "none");
+	none = build(&s);
+	/* what glibc, ip and ordinary programs open */
+	assert_int_equal(0, socket_errno(p, AF_UNIX, SOCK_STREAM, 0, false));
+	assert_int_equal(0, socket_errno(p, AF_INET, SOCK_DGRAM, 0, false));
+	assert_int_equal(0, socket_errno(p, AF_INET6, SOCK_STREAM, 0, false));
+	assert_int_equal(0, socket_errno(p, AF_NETLINK, SOCK_RAW,
+					 NETLINK_ROUTE, false));
+	assert_int_equal(0, socket_errno(p, AF_UNIX, SOCK_STREAM, 0, true));
+	/* refused by the filter, where without it the kernel answers */
+	assert_int_equal(EPERM, socket_errno(p, AF_VSOCK_NR, SOCK_STREAM, 0,
+					     false));
+	assert_int_equal(EPERM, socket_errno(p, AF_NETLINK, SOCK_RAW,
+					     NL_SOCK_DIAG, false));
+	assert_int_not_equal(EPERM, socket_errno(none, AF_NETLINK, SOCK_RAW,
+						 NL_SOCK_DIAG, false));
+	assert_int_equal(EPERM, socket_errno(p, AF_NETLINK, SOCK_RAW,
+					     NL_AUDIT, false));
+	assert_int_equal(EPERM, socket_errno(p, AF_NETLINK, SOCK_RAW, 31,
+					     false));
+	assert_int_equal(EPERM, socket_errno(p, AF_ALG_NR, SOCK_SEQPACKET, 0,
+					     false));
+	assert_int_equal(EPERM, socket_errno(p, AF_XDP_NR, SOCK_RAW, 0,
+					     false));
+	assert_int_equal(EPERM, socket_errno(p, AF_PACKET, SOCK_RAW, 0,
+					     false));
+	assert_int_equal(EPERM, socket_errno(p, AF_UNSPEC, SOCK_STREAM, 0,
+					     false));
+	assert_int_equal(EPERM, socket_errno(p, AF_NETLINK, SOCK_RAW,
+					     NL_SOCK_DIAG, true));
+	assert_int_equal(EPERM, socket_errno(p, AF_VSOCK_NR, SOCK_STREAM, 0,
+					     true));
+	/* families past the kernel's last, and high bits the kernel drops:
+	 * AF_VSOCK with bit 32 set would be AF_VSOCK to the kernel */
+	assert_int_equal(EPERM, socket_errno(p, 63, SOCK_STREAM, 0, false));
+	assert_int_equal(EPERM, socket_errno(p, 1000, SOCK_STREAM, 0, false));
+	assert_int_equal(EPERM, socket_errno(p, (1L << 32) | AF_VSOCK_NR,
+					     SOCK_STREAM, 0, false));
+	assert_int_equal(EPERM, socket_errno(p, AF_NETLINK, SOCK_RAW,
+					     (1L << 32) | NL_SOCK_DIAG,
+					     false));
+	cw_seccomp_free(p);
+	cw_seccomp_free(none);
+}
+
+static void test_socket_families_policy(void **state)
+{
+	struct sandbox_lists s;
+	struct cw_seccomp_prog *p;
+	struct cw_error err;
+
+	(void)state;
+	sandbox_init(&s, "default");
+	sandbox_family(&s, "AF_VSOCK");
+	sandbox_family(&s, "AF_NETLINK:NETLINK_SOCK_DIAG");
+	p = build(&s);
+	assert_int_not_equal(EPERM, socket_errno(p, AF_VSOCK_NR, SOCK_STREAM,
+						 0, false));
+	assert_int_equal(0, socket_errno(p, AF_NETLINK, SOCK_RAW,
+					 NL_SOCK_DIAG, false));
+	assert_int_equal(0, socket_errno(p, AF_NETLINK, SOCK_RAW,
+					 NETLINK_ROUTE, false));
+	/* only the protocols listed */
+	assert_int_equal(EPERM, socket_errno(p, AF_NETLINK, SOCK_RAW,
+					     NL_AUDIT, false));
+	assert_int_equal(EPERM, socket_errno(p, AF_ALG_NR, SOCK_SEQPACKET, 0,
+					     false));
+	assert_int_equal(0, socket_errno(p, AF_UNIX, SOCK_DGRAM, 0, false));
+	cw_seccomp_free(p);
+
+	/* AF_NETLINK alone: every protocol */
+	sandbox_init(&s, "default");
+	sandbox_family(&s, "AF_NETLINK");
+	p = build(&s);
+	assert_int_equal(0, socket_errno(p, AF_NETLINK, SOCK_RAW, NL_AUDIT,
+					 false));
+	assert_int_equal(EPERM, socket_errno(p, AF_VSOCK_NR, SOCK_STREAM, 0,
+					     false));
+	cw_seccomp_free(p);
+
+	/* raw_sockets keeps deciding about AF_PACKET */
+	sandbox_init(&s, "default");
+	s.sb.network.raw_sockets = true;
+	p = build(&s);
+	assert_int_equal(0, socket_errno(p, AF_PACKET, SOCK_RAW, 0, false));
+	assert_int_equal(EPERM, socket_errno(p, AF_VSOCK_NR, SOCK_STREAM, 0,
+					     false));
+	cw_seccomp_free(p);
+
+	/* without the profile, or with socket allowed, only AF_PACKET is
+	 * judged (by raw_sockets) */
+	sandbox_init(&s, "default");
+	sandbox_allow(&s, "socket");
+	p = build(&s);
+	assert_int_equal(0, socket_errno(p, AF_NETLINK, SOCK_RAW,
+					 NL_SOCK_DIAG, false));
+	assert_int_equal(EPERM, socket_errno(p, AF_PACKET, SOCK_RAW, 0, false));
+	/* socketpair keeps its own rule */
+	assert_int_equal(EPERM, socket_errno(p, AF_NETLINK, SOCK_RAW,
+					     NL_SOCK_DIAG, true));
+	cw_seccomp_free(p);
+
+	/* a name the profile cannot allow */
+	sandbox_init(&s, "default");
+	sandbox_family(&s, "AF_UNIX");
+	sandbox_family(&s, "AF_VSOK");
+	memset(&err, 0, sizeof(err));
+	errno = 0;
+	assert_null(cw_seccomp_build(&s.sb, &err));
+	assert_int_equal(EINVAL, errno);
+	assert_non_null(strstr(err.text, "\"AF_VSOK\""));
+	assert_string_equal("sandbox.seccomp.socket_families[1]", err.path);
+	sandbox_init(&s, "default");
+	sandbox_family(&s, "AF_PACKET");
+	assert_null(cw_seccomp_build(&s.sb, NULL));
+}
+
+static long call_personality(void *arg, int *err)
+{
+	long ret;
+
+	errno = 0;
+	ret = syscall(SYS_personality, *(unsigned long *)arg);
+	*err = errno;
+	return ret == -1 ? -1 : 0;
+}
+
+static int persona_errno(const struct cw_seccomp_prog *p,
+			 unsigned long persona)
+{
+	struct outcome o = run(p, call_personality, &persona);
+
+	assert_true(o.reported);
+	return o.ret == 0 ? 0 : o.err;
+}
+
+static void test_personality(void **state)
+{
+	/* ADDR_NO_RANDOMIZE, PER_LINUX32, READ_IMPLIES_EXEC, UNAME26,
+	 * PER_BSD, and patterns with one bit, one bit clear, and the top */
+	static const unsigned long refused[] = {
+		0x0040000, 0x0008, 0x0400000, 0x0020000, 0x0006, 1,
+		0xfffffffe, 0x7fffffff, 0x80000000, 0x55555555,
+	};
+	struct sandbox_lists s;
+	struct cw_seccomp_prog *p;
+	size_t i;
+
+	(void)state;
+	sandbox_init(&s, "default");
+	p = build(&s);
+	/* the query, PER_LINUX, and the query as a sign-extended int */
+	assert_int_equal(0, persona_errno(p, 0xffffffffUL));
+	assert_int_equal(0, persona_errno(p, 0));
+	assert_int_equal(0, persona_errno(p, ~0UL));
+	for (i = 0; i < CW_ARRAY_SIZE(refused); i++) {
+		if (persona_errno(p, refused[i]) != EPERM)
+			fail_msg("personality(0x%lx) was not refused",
+				 refused[i]);
+		/* the kernel reads 32 bits: high bits change nothing */
+		assert_int_equal(EPERM, persona_errno(p, (1UL << 40) |
+							    refused[i]));
+		/* without the filter the kernel takes any value */
+		assert_int_equal(0, persona_errno(NULL, refused[i]));
+	}
+	cw_seccomp_free(p);
+
+	/* seccomp.allow lifts the rule */
+	sandbox_init(&s, "default");
+	sandbox_allow(&s, "personality");
+	p = build(&s);
+	assert_int_equal(0, persona_errno(p, 0x0040000));
+	cw_seccomp_free(p);
+}
+
 static void test_program_len(void **state)
 {
 	struct sandbox_lists s;
@@ -894,6 +1140,9 @@ int main(void)
 		cmocka_unit_test(test_allow_list),
 		cmocka_unit_test(test_unknown_names),
 		cmocka_unit_test(test_launcher_calls),
+		cmocka_unit_test(test_socket_families_default),
+		cmocka_unit_test(test_socket_families_policy),
+		cmocka_unit_test(test_personality),
 		cmocka_unit_test(test_program_len),
 		cmocka_unit_test(test_listener_answers_denials),
 	};

@@ -302,6 +302,7 @@ static void test_default_sandbox(void **state)
 	assert_string_equal("default", sb->seccomp.profile);
 	assert_int_equal(0, sb->seccomp.deny.n);
 	assert_int_equal(0, sb->seccomp.allow.n);
+	assert_int_equal(0, sb->seccomp.socket_families.n);
 	assert_int_equal(0, sb->require_layers);
 	cw_policy_free(p);
 }
@@ -347,6 +348,8 @@ static void test_full_sandbox(void **state)
 {
 	static const char *const sd[] = { "ptrace" };
 	static const char *const sa[] = { "personality" };
+	static const char *const sf[] = { "AF_VSOCK",
+					  "AF_NETLINK:NETLINK_SOCK_DIAG" };
 	static const char *const dopen[] = { "/home/user/.ssh",
 					     "/etc/ssl/private" };
 	const struct cw_sandbox *sb;
@@ -390,6 +393,7 @@ static void test_full_sandbox(void **state)
 	assert_int_equal(10485760, sb->network.max_egress_bytes);
 	assert_strv(&sb->seccomp.deny, sd, 1);
 	assert_strv(&sb->seccomp.allow, sa, 1);
+	assert_strv(&sb->seccomp.socket_families, sf, 2);
 	assert_int_equal(100, sb->files.max_files_written);
 	assert_int_equal(1048576, sb->files.max_write_bytes);
 	assert_strv(&sb->files.deny_open, dopen, 2);
