@@ -1040,28 +1040,35 @@ static int recv_fd(int sock)
 	return fd;
 }
 
-/*
- * With a listener, a denied syscall waits for the agent, which answers
- * EPERM and sees its name, arguments and caller; allowed syscalls never
- * reach it.
- */
-static void test_listener_answers_denials(void **state)
+/* The kernel and libseccomp give a listener. */
+static bool notify_works(void)
+{
+	struct sandbox_lists s;
+	struct cw_seccomp_prog *p;
+	bool ok;
+
+	sandbox_init(&s, "default");
+	p = build(&s);
+	ok = cw_seccomp_can_notify(p);
+	cw_seccomp_free(p);
+	return ok;
+}
+
+/* The first denial a child's fn makes under the default profile with a
+ * listener, as the agent describes it; fn must fail with EPERM. Returns
+ * the listener, once the child is gone, and the child's pid in *pidp. */
+static struct cw_seccomp_listener *denial_of(call_fn fn, void *arg,
+					     struct cw_seccomp_denial *d,
+					     pid_t *pidp)
 {
 	struct sandbox_lists s;
 	struct cw_seccomp_prog *p;
 	struct cw_seccomp_listener *l;
-	struct cw_seccomp_denial d;
-	struct report rep = { 0 };
-	int sv[2], lfd, status, rc, seen = 0;
+	int sv[2], lfd, status, err = 0;
 	pid_t pid;
 
-	(void)state;
 	sandbox_init(&s, "default");
 	p = build(&s);
-	if (!cw_seccomp_can_notify(p)) {
-		cw_seccomp_free(p);
-		skip();
-	}
 	assert_int_equal(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
 				       sv));
 	pid = fork();
@@ -1069,44 +1076,67 @@ static void test_listener_answers_denials(void **state)
 	if (pid == 0) {
 		close(sv[0]);
 		prctl(PR_SET_NAME, "cw-denied", 0, 0, 0);
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-			_exit(120);
-		rep.install_rc = cw_seccomp_install_listener(p, &lfd);
-		if (rep.install_rc < 0 || lfd < 0 || send_fd(sv[1], lfd))
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    cw_seccomp_install_listener(p, &lfd) < 0 || lfd < 0 ||
+		    send_fd(sv[1], lfd))
 			_exit(121);
 		close(lfd);
-		/* Allowed: answered by the filter alone. */
-		rep.ret = getppid() > 0 ? 0 : -1;
-		errno = 0;
-		if (syscall(SYS_unshare, CLONE_NEWUSER) == -1)
-			rep.err = errno;
-		(void)!write(sv[1], &rep, sizeof(rep));
-		_exit(0);
+		_exit(fn(arg, &err) == -1 && err == EPERM ? 0 : 122);
 	}
 	close(sv[1]);
 	lfd = recv_fd(sv[0]);
 	assert_true(lfd >= 0);
 	l = cw_seccomp_listener_new(lfd);
 	assert_non_null(l);
-	/* Nothing pending yet, or the unshare: never blocks. */
+	/* Nothing pending yet, or the denial: never blocks. */
 	for (;;) {
 		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+		int rc;
 
 		assert_true(poll(&pfd, 1, 5000) > 0);
-		rc = cw_seccomp_listener_answer(l, true, &d);
-		if (rc == 1) {
-			seen++;
+		rc = cw_seccomp_listener_answer(l, true, d);
+		if (rc == 1)
 			break;
-		}
-		assert_true(rc == 0);
+		assert_int_equal(0, rc);
 	}
-	assert_int_equal(sizeof(rep), read(sv[0], &rep, sizeof(rep)));
 	assert_int_equal(pid, waitpid(pid, &status, 0));
 	assert_true(WIFEXITED(status));
 	assert_int_equal(0, WEXITSTATUS(status));
-	assert_int_equal(EPERM, rep.err);
-	assert_int_equal(0, rep.ret);
-	assert_int_equal(1, seen);
+	close(sv[0]);
+	cw_seccomp_free(p);
+	*pidp = pid;
+	return l;
+}
+
+/* Allowed first (answered by the filter alone), then a denied one. */
+static long call_getppid_unshare(void *arg, int *err)
+{
+	long ret;
+
+	(void)arg;
+	if (getppid() <= 0)
+		return -2;
+	errno = 0;
+	ret = syscall(SYS_unshare, CLONE_NEWUSER);
+	*err = errno;
+	return ret;
+}
+
+/*
+ * With a listener, a denied syscall waits for the agent, which answers
+ * EPERM and sees its name, arguments and caller; allowed syscalls never
+ * reach it.
+ */
+static void test_listener_answers_denials(void **state)
+{
+	struct cw_seccomp_listener *l;
+	struct cw_seccomp_denial d;
+	pid_t pid;
+
+	(void)state;
+	if (!notify_works())
+		skip();
+	l = denial_of(call_getppid_unshare, NULL, &d, &pid);
 	assert_true(d.described);
 	assert_string_equal("unshare", d.name);
 	assert_int_equal(SYS_unshare, d.nr);
@@ -1117,11 +1147,35 @@ static void test_listener_answers_denials(void **state)
 	assert_int_equal(pid, d.pid);
 	assert_string_equal("cw-denied", d.comm);
 	assert_int_equal(EPERM, d.err);
-	/* Nobody is left under the filter. */
+	assert_string_equal("", d.family);
+	/* Nobody is left under the filter, and nothing else was pending. */
 	assert_int_equal(-EPIPE, cw_seccomp_listener_answer(l, true, &d));
 	cw_seccomp_listener_free(l);
-	close(sv[0]);
-	cw_seccomp_free(p);
+}
+
+/* A refused socket's record names its family and netlink protocol. */
+static void test_listener_names_socket_family(void **state)
+{
+	struct sock_args diag = { AF_NETLINK, SOCK_RAW, NL_SOCK_DIAG, false };
+	struct sock_args vsock = { AF_VSOCK_NR, SOCK_STREAM, 0, true };
+	struct sock_args odd = { 60, SOCK_STREAM, 0, false };
+	struct cw_seccomp_denial d;
+	pid_t pid;
+
+	(void)state;
+	if (!notify_works())
+		skip();
+	cw_seccomp_listener_free(denial_of(call_socket, &diag, &d, &pid));
+	assert_string_equal("socket", d.name);
+	assert_string_equal("AF_NETLINK", d.family);
+	assert_string_equal("NETLINK_SOCK_DIAG", d.protocol);
+	cw_seccomp_listener_free(denial_of(call_socket, &vsock, &d, &pid));
+	assert_string_equal("socketpair", d.name);
+	assert_string_equal("AF_VSOCK", d.family);
+	assert_string_equal("", d.protocol);
+	/* a family without a name: its number */
+	cw_seccomp_listener_free(denial_of(call_socket, &odd, &d, &pid));
+	assert_string_equal("60", d.family);
 }
 
 int main(void)
@@ -1145,6 +1199,7 @@ int main(void)
 		cmocka_unit_test(test_personality),
 		cmocka_unit_test(test_program_len),
 		cmocka_unit_test(test_listener_answers_denials),
+		cmocka_unit_test(test_listener_names_socket_family),
 	};
 	return cmocka_run_group_tests_name("seccomp", tests, NULL, NULL);
 }
