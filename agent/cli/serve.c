@@ -24,7 +24,7 @@
 
 enum { OPT_MAXREQ = CW_OPT_OWN, OPT_HTTP, OPT_TOKENS, OPT_ORIGIN,
        OPT_HTTP_TIMEOUT, OPT_MAXCONN, OPT_SESSION_IDLE,
-       OPT_APPROVAL_LIFETIME };
+       OPT_APPROVAL_LIFETIME, OPT_MAXPEER, OPT_HEADER_TIMEOUT };
 
 /* The most --allow-origin options one serve takes. */
 #define SERVE_MAX_ORIGINS 64
@@ -54,13 +54,20 @@ static void serve_help(void)
 	       "                    with any other Origin get 403; without one they pass)\n"
 	       "  --http-timeout S  idle connections close, and a body must arrive, within\n"
 	       "                    S seconds (default %d)\n"
-	       "  --max-connections N  connections at once (default %d)\n"
+	       "  --max-connections N  connections at once (default %d); a quarter is kept\n"
+	       "                    for connections that presented a valid token\n"
+	       "  --max-peer-connections N  connections without a valid token yet from\n"
+	       "                    one address (127.0.0.0/8 counts as one; default %d)\n"
+	       "  --header-timeout S  a connection presents a valid token within S seconds\n"
+	       "                    of connecting, or is closed (default %d)\n"
 	       "  --session-idle S  a session unused for S seconds ends (default 3600)\n\n"
 	       "With --http, SIGHUP reloads the token file and the policies (all or\n"
 	       "nothing: a reload that fails keeps the running ones and says why).\n",
 	       cw_cli_prog, cw_cli_prog, cw_cli_common_help,
 	       CW_DEFAULT_MAX_REQUEST, CW_APPROVAL_LIFETIME_S,
-	       CW_HTTP_DEFAULT_TIMEOUT_S, CW_HTTP_DEFAULT_MAX_CONNECTIONS);
+	       CW_HTTP_DEFAULT_TIMEOUT_S, CW_HTTP_DEFAULT_MAX_CONNECTIONS,
+	       CW_HTTP_DEFAULT_MAX_PEER_CONNECTIONS,
+	       CW_HTTP_DEFAULT_HEADER_TIMEOUT_S);
 }
 
 static int parse_count(const char *opt, const char *v, unsigned min,
@@ -129,6 +136,16 @@ static int serve_opt(int c, struct serve_args *sa)
 				&sa->ho.max_connections) < 0)
 			return -EINVAL;
 		break;
+	case OPT_MAXPEER:
+		if (parse_count("--max-peer-connections", optarg, 1, 4096,
+				&sa->ho.max_peer_connections) < 0)
+			return -EINVAL;
+		break;
+	case OPT_HEADER_TIMEOUT:
+		if (parse_count("--header-timeout", optarg, 1, 3600,
+				&sa->ho.header_timeout_s) < 0)
+			return -EINVAL;
+		break;
 	case OPT_SESSION_IDLE:
 		if (parse_count("--session-idle", optarg, 1, 7 * 86400,
 				&sa->ho.session_idle_s) < 0)
@@ -152,6 +169,10 @@ static int serve_parse(int argc, char **argv, struct serve_args *sa)
 		{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
 		{ "max-connections", required_argument, NULL, OPT_MAXCONN },
 		{ "session-idle", required_argument, NULL, OPT_SESSION_IDLE },
+		{ "max-peer-connections", required_argument, NULL,
+		  OPT_MAXPEER },
+		{ "header-timeout", required_argument, NULL,
+		  OPT_HEADER_TIMEOUT },
 		{ "approval-lifetime", required_argument, NULL,
 		  OPT_APPROVAL_LIFETIME },
 		{ NULL, 0, NULL, 0 },
@@ -184,8 +205,9 @@ static int serve_parse(int argc, char **argv, struct serve_args *sa)
 	}
 	if (!sa->ho.listen &&
 	    (sa->ho.tokens_path || sa->ho.norigins || sa->ho.timeout_s ||
-	     sa->ho.max_connections || sa->ho.session_idle_s)) {
-		fprintf(stderr, "%s serve: --tokens, --allow-origin, --http-timeout, --max-connections and --session-idle only go with --http\n",
+	     sa->ho.max_connections || sa->ho.session_idle_s ||
+	     sa->ho.max_peer_connections || sa->ho.header_timeout_s)) {
+		fprintf(stderr, "%s serve: --tokens, --allow-origin, --http-timeout, --max-connections, --max-peer-connections, --header-timeout and --session-idle only go with --http\n",
 			cw_cli_prog);
 		return -EINVAL;
 	}

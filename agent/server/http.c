@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "lib/json.h"
 #include "server/http.h"
 #include "server/http_config.h"
+#include "server/http_connections.h"
 #include "server/http_headers.h"
 #include "server/http_reply.h"
 #include "server/mcp.h"
@@ -59,6 +61,7 @@ struct cw_http {
 
 	struct cw_http_config *config;
 	struct cw_http_sessions *sessions;
+	struct cw_http_conns *conns;
 
 	unsigned connections;		/* atomic: open client connections */
 };
@@ -146,6 +149,7 @@ static enum MHD_Result on_headers(struct cw_http *h, struct MHD_Connection *c,
 				  const char *method)
 {
 	const char *origin, *auth, *v, *accept;
+	const union MHD_ConnectionInfo *ci;
 	uint64_t clen;
 
 	if (strcmp(url, CW_HTTP_PATH) != 0)
@@ -179,6 +183,8 @@ static enum MHD_Result on_headers(struct cw_http *h, struct MHD_Connection *c,
 					      NULL);
 	rq->grant_name = cw_grants_name(cw_http_snapshot_grants(rq->cfg),
 					(size_t)rq->grant);
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	cw_http_conns_authenticated(h->conns, ci ? ci->socket_context : NULL);
 	v = header(c, CW_HTTP_VERSION_HEADER);
 	if (v && !cw_http_version_supported(v))
 		return cw_http_refuse(c, MHD_HTTP_BAD_REQUEST,
@@ -397,32 +403,72 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 }
 
 /*
- * When the last client connection closes, the memory a burst of requests
- * took (calls run on the threads of a pool, workers.c, and threads spread
- * allocations over malloc's arenas) goes back to the machine: a sandbox's
- * memory is small, and the agent should not keep its peak for the rest of
- * the sandbox's life.
+ * Each connection is counted by peer from its accept to its close
+ * (http_connections.c), which may close others to make room. When the
+ * last one closes, the memory a burst of requests took (calls run on the
+ * threads of a pool, workers.c, and threads spread allocations over
+ * malloc's arenas) goes back to the machine: a sandbox's memory is small,
+ * and the agent should not keep its peak for the rest of the sandbox's
+ * life.
  */
 static void on_connection(void *cls, struct MHD_Connection *c,
 			  void **socket_context,
 			  enum MHD_ConnectionNotificationCode code)
 {
+	const union MHD_ConnectionInfo *fd, *addr;
 	struct cw_http *h = cls;
 
-	(void)c;
-	(void)socket_context;
-	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		__atomic_add_fetch(&h->connections, 1, __ATOMIC_RELAXED);
-	else if (code == MHD_CONNECTION_NOTIFY_CLOSED &&
-		 __atomic_sub_fetch(&h->connections, 1, __ATOMIC_RELAXED) == 0)
-		malloc_trim(0);
+		fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		addr = MHD_get_connection_info(c,
+					       MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (fd)
+			*socket_context = cw_http_conns_opened(
+				h->conns, fd->connect_fd,
+				addr ? addr->client_addr : NULL);
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		cw_http_conns_closed(h->conns, *socket_context);
+		*socket_context = NULL;
+		if (__atomic_sub_fetch(&h->connections, 1,
+				       __ATOMIC_RELAXED) == 0)
+			malloc_trim(0);
+	}
 }
+
+/*
+ * libmicrohttpd says a line for each connection that ends oddly, as every
+ * connection closed for its peer's limit or the header deadline does: at
+ * most LOG_BURST lines per LOG_WINDOW_S seconds reach stderr, so a caller
+ * cannot flood the agent's log; the rest are counted.
+ */
+#define LOG_BURST 10
+#define LOG_WINDOW_S 10
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static int64_t window_us;
+	static unsigned said, suppressed;
+	int64_t now = cw_mono_us();
+
 	(void)cls;
-	fputs("cmdwarden serve: http: ", stderr);
-	vfprintf(stderr, fmt, ap);
+	pthread_mutex_lock(&lock);
+	if (now - window_us >= LOG_WINDOW_S * 1000000LL) {
+		if (suppressed)
+			fprintf(stderr, "cmdwarden serve: http: %u more messages in %d s not shown\n",
+				suppressed, LOG_WINDOW_S);
+		window_us = now;
+		said = suppressed = 0;
+	}
+	if (said < LOG_BURST) {
+		said++;
+		fputs("cmdwarden serve: http: ", stderr);
+		vfprintf(stderr, fmt, ap);
+	} else {
+		suppressed++;
+	}
+	pthread_mutex_unlock(&lock);
 }
 
 /* ---- start, reload, stop ------------------------------------------------ */
@@ -573,6 +619,19 @@ struct cw_http *cw_http_start(struct cw_engine *e,
 	h->config = cw_http_config_load(o->tokens_path, o->policy_path, diag);
 	if (!h->config)
 		goto fail;
+	h->conns = cw_http_conns_new(e, &(struct cw_http_conn_limits){
+		.max_connections = h->max_connections,
+		.max_peer = o->max_peer_connections ?
+				    o->max_peer_connections :
+				    CW_HTTP_DEFAULT_MAX_PEER_CONNECTIONS,
+		.header_timeout_s = o->header_timeout_s ?
+					    o->header_timeout_s :
+					    CW_HTTP_DEFAULT_HEADER_TIMEOUT_S,
+	});
+	if (!h->conns) {
+		cw_diag_add(diag, "", 0, 0, "", "out of memory");
+		goto fail;
+	}
 	h->sessions = cw_http_sessions_new(e, h->config, h->max_sessions,
 					   o->session_idle_s ?
 						   o->session_idle_s :
@@ -589,7 +648,8 @@ struct cw_http *cw_http_start(struct cw_engine *e,
 			    o->listen);
 		goto fail;
 	}
-	if (cw_http_sessions_start(h->sessions) < 0) {
+	if (cw_http_sessions_start(h->sessions) < 0 ||
+	    cw_http_conns_start(h->conns) < 0) {
 		cw_diag_add(diag, "--http", 0, 0, "",
 			    "cannot start a thread: out of resources");
 		goto fail;
@@ -634,6 +694,8 @@ void cw_http_stop(struct cw_http *h)
 		MHD_stop_daemon(h->daemon);
 	if (lfd >= 0)
 		close(lfd);
+	/* After the daemon: it closed every connection. */
+	cw_http_conns_free(h->conns);
 	cw_http_sessions_free(h->sessions);
 	cw_http_config_free(h->config);
 	for (i = 0; i < h->norigins; i++)

@@ -13,6 +13,8 @@
  * otherwise, audited, nothing decided); a present Origin must be on the
  * allow-list (403, audited); initialize opens a session whose id every later
  * request must carry (400 without, 404 when unknown or of another grant).
+ * Connections that have not presented a matching token are bounded per
+ * peer and in total, and given a deadline (http_connections.h).
  */
 #ifndef CW_SERVER_HTTP_H
 #define CW_SERVER_HTTP_H
@@ -28,6 +30,8 @@
 #define CW_HTTP_DEFAULT_MAX_CONNECTIONS 256
 #define CW_HTTP_DEFAULT_MAX_SESSIONS 1024
 #define CW_HTTP_DEFAULT_SESSION_IDLE_S 3600
+#define CW_HTTP_DEFAULT_HEADER_TIMEOUT_S 10
+#define CW_HTTP_DEFAULT_MAX_PEER_CONNECTIONS 32
 #define CW_HTTP_PATH "/mcp"
 
 struct cw_http_opts {
@@ -41,6 +45,8 @@ struct cw_http_opts {
 	unsigned max_connections;
 	unsigned max_sessions;
 	unsigned session_idle_s;	/* a session unused this long ends */
+	unsigned max_peer_connections;	/* unauthenticated, per peer */
+	unsigned header_timeout_s;	/* to present a matching token */
 };
 
 struct cw_http;

@@ -46,6 +46,9 @@ enum MHD_Result cw_http_send_body(struct MHD_Connection *c, unsigned status,
 	if (status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					"Bearer realm=\"cmdwarden\"");
+	/* Who was refused keeps no connection (and no slot) for later. */
+	if (status == MHD_HTTP_UNAUTHORIZED || status == MHD_HTTP_FORBIDDEN)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
 					"POST, DELETE");
