@@ -55,7 +55,7 @@ wait_for() {
 
 # closed FILTER : over every "closed" access record, jq FILTER of the list
 closed() {
-	jq -s "[.[] | select(.type == \"access\" and .event == \"closed\")] | $1" "$AUDIT"
+	jq -r -s "[.[] | select(.type == \"access\" and .event == \"closed\")] | $1" "$AUDIT"
 }
 
 # call_ok : initialize and a run_command call with alice's token, by curl
