@@ -134,6 +134,19 @@ static enum MHD_Result on_delete(struct cw_http *h, struct MHD_Connection *c,
 	return cw_http_send_body(c, MHD_HTTP_NO_CONTENT, NULL, NULL, NULL);
 }
 
+/* A refusal of who is asking: audited on its own, or counted once the
+ * interval's share of such records is spent (http_connections.h). */
+static enum MHD_Result refuse_who(struct cw_http *h, struct MHD_Connection *c,
+				  unsigned status, const char *method,
+				  const char *why, const char *origin)
+{
+	if (!cw_http_conns_refusal_recorded(h->conns, status))
+		return cw_http_refuse(c, status, CW_JSONRPC_INVALID_REQUEST,
+				      "%s", why);
+	return cw_http_refuse_audited(h->engine, c, status, method, why,
+				      origin);
+}
+
 static const char *header(struct MHD_Connection *c, const char *name)
 {
 	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
@@ -167,20 +180,18 @@ static enum MHD_Result on_headers(struct cw_http *h, struct MHD_Connection *c,
 	origin = header(c, MHD_HTTP_HEADER_ORIGIN);
 	if (origin && !cw_http_origin_allowed((const char *const *)h->origins,
 					      h->norigins, origin))
-		return cw_http_refuse_audited(h->engine, c, MHD_HTTP_FORBIDDEN,
-					      method,
-					      "the request's Origin is not allowed (see serve --allow-origin)",
-					      origin);
+		return refuse_who(h, c, MHD_HTTP_FORBIDDEN, method,
+				  "the request's Origin is not allowed (see serve --allow-origin)",
+				  origin);
 	auth = header(c, MHD_HTTP_HEADER_AUTHORIZATION);
 	rq->cfg = cw_http_config_now(h->config);
 	rq->grant = cw_http_authenticate(cw_http_snapshot_grants(rq->cfg),
 					 auth);
 	if (rq->grant < 0)
-		return cw_http_refuse_audited(h->engine, c,
-					      MHD_HTTP_UNAUTHORIZED, method,
-					      auth ? "the bearer token is not valid" :
-						     "no bearer token: send Authorization: Bearer TOKEN",
-					      NULL);
+		return refuse_who(h, c, MHD_HTTP_UNAUTHORIZED, method,
+				  auth ? "the bearer token is not valid" :
+					 "no bearer token: send Authorization: Bearer TOKEN",
+				  NULL);
 	rq->grant_name = cw_grants_name(cw_http_snapshot_grants(rq->cfg),
 					(size_t)rq->grant);
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);

@@ -38,6 +38,9 @@
 #define GRACE_US 2000000
 /* At most one record of closed connections per this many seconds. */
 #define RECORD_INTERVAL_S 10
+/* Refused requests that get a record each, per interval; the rest are
+ * counted. */
+#define REFUSALS_RECORDED 20
 /* Peers named in a record; the others are counted together. */
 #define RECORD_PEERS 16
 #define PEER_BUCKETS 256
@@ -107,6 +110,10 @@ struct cw_http_conns {
 	unsigned open;			/* connections not being closed */
 	unsigned unauthenticated;
 	struct closed_sum sum;
+	int64_t refusals_since_us;	/* the interval of the recorded ones */
+	unsigned refusals_recorded;
+	unsigned refused_401, refused_403; /* counted, not recorded */
+	int64_t counted_since_us;
 };
 
 static void peer_key_of(const struct sockaddr *sa, struct peer_key *k)
@@ -405,6 +412,59 @@ static void write_record(struct cw_engine *e, const struct closed_sum *s,
 	json_decref(rec);
 }
 
+bool cw_http_conns_refusal_recorded(struct cw_http_conns *t, unsigned status)
+{
+	int64_t now = cw_mono_us();
+	bool recorded = false;
+
+	pthread_mutex_lock(&t->lock);
+	if (now - t->refusals_since_us >= RECORD_INTERVAL_S * 1000000LL) {
+		t->refusals_since_us = now;
+		t->refusals_recorded = 0;
+	}
+	if (t->refusals_recorded < REFUSALS_RECORDED) {
+		t->refusals_recorded++;
+		recorded = true;
+	} else {
+		if (!t->refused_401 && !t->refused_403)
+			t->counted_since_us = now;
+		if (status == 401)
+			t->refused_401++;
+		else
+			t->refused_403++;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return recorded;
+}
+
+/* Under the lock: the record of the refusals counted, when due. */
+static void maybe_record_refusals(struct cw_http_conns *t, int64_t now,
+				  bool force)
+{
+	struct cw_error err;
+	unsigned n401 = t->refused_401, n403 = t->refused_403;
+	json_t *rec;
+
+	if (!n401 && !n403)
+		return;
+	if (!force && now - t->counted_since_us < RECORD_INTERVAL_S * 1000000LL)
+		return;
+	t->refused_401 = t->refused_403 = 0;
+	pthread_mutex_unlock(&t->lock);
+	rec = json_pack("{s:s, s:s, s:I, s:{s:I, s:I}, s:I}", "event",
+			"refused", "reason",
+			"requests refused for their token or origin past the ones recorded one by one",
+			"count", (json_int_t)(n401 + n403), "statuses", "401",
+			(json_int_t)n401, "403", (json_int_t)n403, "seconds",
+			(json_int_t)((now - t->counted_since_us) / 1000000));
+	if (!rec || cw_engine_audit(t->engine, CW_AUDIT_T(ACCESS), rec,
+				    CW_AUDIT_DEFER_SYNC, &err) < 0)
+		fprintf(stderr, "cmdwarden serve: could not audit %u refused requests: %s\n",
+			n401 + n403, rec ? err.text : "out of memory");
+	json_decref(rec);
+	pthread_mutex_lock(&t->lock);
+}
+
 /* Under the lock: takes the counts when a record is due (or when forced)
  * and writes it without the lock. */
 static void maybe_record(struct cw_http_conns *t, int64_t now, bool force)
@@ -412,6 +472,7 @@ static void maybe_record(struct cw_http_conns *t, int64_t now, bool force)
 	const struct closed_sum *s = &t->sum;
 	struct closed_sum taken;
 
+	maybe_record_refusals(t, now, force);
 	if (!s->by_reason[0] && !s->by_reason[1] && !s->by_reason[2])
 		return;
 	if (!force && now - s->since_us < RECORD_INTERVAL_S * 1000000LL)

@@ -18,11 +18,14 @@
  * A connection is closed by shutting its socket down; libmicrohttpd sees
  * the end of it and closes it as usual. What was closed is audited as one
  * "access" record per interval with counts by reason and peer, never one
- * record per connection.
+ * record per connection. Likewise the requests refused for their token or
+ * origin: the first few of an interval get a record each, the rest are
+ * counted in one.
  */
 #ifndef CW_SERVER_HTTP_CONNECTIONS_H
 #define CW_SERVER_HTTP_CONNECTIONS_H
 
+#include <stdbool.h>
 #include <sys/socket.h>
 
 #include "engine/engine.h"
@@ -55,6 +58,10 @@ struct cw_http_conn *cw_http_conns_opened(struct cw_http_conns *t, int fd,
 /* The connection presented a matching bearer token; NULL is ignored. */
 void cw_http_conns_authenticated(struct cw_http_conns *t,
 				 struct cw_http_conn *c);
+/* A request is refused (401 or 403): true when it gets a record of its
+ * own, false when the interval's share is spent and it is counted into
+ * the interval's record instead. */
+bool cw_http_conns_refusal_recorded(struct cw_http_conns *t, unsigned status);
 /* libmicrohttpd is about to close its socket; frees c. NULL is ignored. */
 void cw_http_conns_closed(struct cw_http_conns *t, struct cw_http_conn *c);
 

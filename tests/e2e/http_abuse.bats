@@ -203,6 +203,31 @@ calls_at_once() {
 	assert_equal "$(jq -s '[.[] | select(.type == "access" and .status == 401)] | length' "$AUDIT")" 1
 }
 
+@test "requests refused for their token get a record each up to 20 in ten seconds, the rest are counted in one" {
+	http_start
+	# 100 requests without a token, each on its own connection, at once
+	run python3 -c '
+import http.client, sys
+codes = {}
+for _ in range(100):
+    c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=60)
+    c.request("POST", "/mcp", body=sys.argv[2], headers={"Content-Type": "application/json"})
+    r = c.getresponse()
+    codes[r.status] = codes.get(r.status, 0) + 1
+    c.close()
+print(codes)' "$(port)" "$INIT"
+	assert_output "{401: 100}"
+	call_ok
+	# the stop writes the count of what was not recorded one by one
+	http_stop
+	one_by_one=$(jq -s '[.[] | select(.type == "access" and .event == "refused" and .count == null)] | length' "$AUDIT")
+	counted=$(jq -s '[.[] | select(.type == "access" and .event == "refused") | .count // 0] | add' "$AUDIT")
+	assert_equal $((one_by_one + counted)) 100
+	# at most 20 in any ten seconds: 100 take far less than 50 s here
+	[ "$one_by_one" -ge 20 ] && [ "$one_by_one" -le 60 ] || fail "$one_by_one recorded one by one"
+	assert_equal "$(jq -s '[.[] | select(.type == "access" and .count != null and .event == "refused") | .statuses."401"] | add' "$AUDIT")" "$counted"
+}
+
 @test "the limits' options take whole numbers in range and only go with --http" {
 	for bad in "--max-peer-connections 0" "--max-peer-connections 5000" "--max-peer-connections x" \
 		"--header-timeout 0" "--header-timeout 3601" "--header-timeout 1.5"; do
