@@ -157,3 +157,84 @@ EOF
 	assert_line --index 2 2
 	assert_equal "$(awk '{print $5}' /proc/self/mountinfo | sort)" "$before"
 }
+
+# exec_policy : $T/exec.json, writing to $D and /tmp, executing from
+# /usr, /bin and $D/bin
+exec_policy() {
+	mkdir -p "$D/bin"
+	chmod 0777 "$D/bin"
+	jq -n --arg d "$D" '{version: "1", default: "deny", tools: {run_command: {sandbox: {filesystem: {
+		read: ["/"], write: [$d, "/tmp"], exec: ["/usr", "/bin", ($d + "/bin")]}}}}}' >"$T/exec.json"
+}
+
+serve_exec() {
+	{ printf '%s\n' "$INIT" "$INITIALIZED"; printf '%s\n' "$@"; } |
+		"$CW" serve --policy "$T/exec.json" --state-dir "$STATE" --audit "$AUDIT" >"$T/out" 2>"$T/err"
+}
+
+@test "code copied into a writable tree cannot be mapped executable: ld.so ./binary and dlopen are refused, the exec trees run" {
+	exec_policy
+	lib=$(/usr/bin/python3 -c 'import ctypes.util, ctypes; print(ctypes.util.find_library("m"))')
+	libpath=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')
+	[ -f "$libpath" ] || skip "no $lib to copy"
+	cp /bin/true "$D/x"
+	cp /bin/true "$D/bin/x"
+	cp "$libpath" "$D/lib.so"
+	cp "$libpath" "$D/bin/lib.so"
+	chmod 0755 "$D/x" "$D/bin/x"
+	chmod 0644 "$D/lib.so" "$D/bin/lib.so"
+	ld=/lib64/ld-linux-x86-64.so.2
+	[ -x "$ld" ] || skip "no $ld"
+	# the twins outside cmdwarden: the same account runs both
+	run runuser -u "$ACCOUNT" -- "$ld" "$D/x"
+	assert_success
+	run runuser -u "$ACCOUNT" -- /usr/bin/python3 -c "import ctypes; ctypes.CDLL('$D/lib.so'); print('loaded')"
+	assert_output loaded
+	serve_exec "$(call_json 1 "$ld $D/x; echo rc=\$?")" \
+		"$(call_json 2 "/usr/bin/python3 -c \"import ctypes; ctypes.CDLL('$D/lib.so')\" 2>&1 | tail -1")" \
+		"$(call_json 3 "$ld $D/bin/x; echo rc=\$?; $D/bin/x; echo rc=\$?; $ld /bin/true; echo rc=\$?")" \
+		"$(call_json 4 "/usr/bin/python3 -c \"import ctypes; ctypes.CDLL('$D/bin/lib.so'); ctypes.CDLL('$libpath'); print('loaded')\"")" \
+		"$(call_json 5 "echo ok >$D/written; cat $D/written")"
+	# refused: the kernel will not map the copies executable
+	assert_equal "$(out 1)" rc=127
+	run jq -r .stderr <<<"$(text 1)"
+	assert_output --partial "failed to map segment from shared object"
+	run out 2
+	assert_output --partial "failed to map segment from shared object"
+	# the exec tree inside the writable one, and the system's, run
+	assert_equal "$(out 3)" "$(printf 'rc=0\nrc=0\nrc=0')"
+	assert_equal "$(out 4)" loaded
+	# writing is as before
+	assert_equal "$(out 5)" ok
+	# and the sandbox's own view of the tree is untouched
+	run runuser -u "$ACCOUNT" -- "$ld" "$D/x"
+	assert_success
+}
+
+@test "a memfd cannot be executed where the kernel has vm.memfd_noexec; one for data works" {
+	[ -e /proc/sys/vm/memfd_noexec ] || skip "this kernel has no vm.memfd_noexec (6.3+): memfds stay executable (docs/kernels.md)"
+	cat >"$D/memfd.py" <<'EOF'
+import os, sys
+fd = os.memfd_create("cw", 0)
+os.write(fd, open("/bin/true", "rb").read())
+print("data", os.pread(fd, 3, 1).decode())
+try:
+    os.memfd_create("cw-exec", 0x10)  # MFD_EXEC
+    print("MFD_EXEC allowed")
+except OSError as e:
+    print("MFD_EXEC refused errno", e.errno)
+sys.stdout.flush()
+try:
+    os.execv("/proc/self/fd/%d" % fd, ["cw"])
+except OSError as e:
+    print("execve refused errno", e.errno)
+EOF
+	# the twin outside cmdwarden (this namespace's memfd_noexec)
+	[ "$(cat /proc/sys/vm/memfd_noexec)" = 0 ] || skip "vm.memfd_noexec is already set here"
+	run runuser -u "$ACCOUNT" -- /usr/bin/python3 "$D/memfd.py"
+	assert_output "$(printf 'data ELF\nMFD_EXEC allowed')"
+	serve_ns "$(call_json 1 "/usr/bin/python3 $D/memfd.py; cat /proc/sys/vm/memfd_noexec")"
+	assert_equal "$(out 1)" "$(printf 'data ELF\nMFD_EXEC refused errno 13\nexecve refused errno 13\n2')"
+	# the sandbox's own setting is untouched
+	assert_equal "$(cat /proc/sys/vm/memfd_noexec)" 0
+}
