@@ -148,7 +148,7 @@ case ",${passes:-full}," in
 	# and required layers). The MCP, HTTP, approval and reload suites run
 	# the same code on any kernel and ran in the full pass; leaving them
 	# out keeps both passes inside CI's time under emulation.
-	run_pass e2b tests/e2e/{audit,audit_cli,cli,concurrency,layers,run_command,seccomp,trace}.bats
+	run_pass e2b tests/e2e/{audit,audit_cli,cli,concurrency,layers,namespaces,run_command,seccomp,trace}.bats
 	;;
 esac
 echo "=== vmtest done" >&5
