@@ -22,6 +22,10 @@
  *              LPM tries: {64 + prefix, cgroup id, address} -> port ranges.
  *              Userspace merges into each entry the ranges of every shorter
  *              rule that covers it, so the longest match alone decides.
+ *   svc4, svc6 LPM tries as above: the call's local_services
+ *   guarded    array: port -> enum net_guard (0: not guarded), every call
+ *   local4, local6
+ *              hash: the machine's addresses -> enum net_local
  *   events     ring buffer of struct net_event; lost: per-CPU count of
  *              events the ring buffer had no room for
  *
@@ -37,11 +41,27 @@
  * a deny rule closes. Port 0 ("no port": ICMP, raw, bind to port 0) matches
  * only rules without a port.
  *
- * Addresses are decided as written, with no exceptions: loopback
- * (127.0.0.0/8, ::1), 0.0.0.0 and :: follow the rules like any other.
+ * Addresses are decided as written by the deny and allow rules:
+ * loopback (127.0.0.0/8, ::1), 0.0.0.0 and :: follow them like any other.
  * An IPv4-mapped IPv6 address (::ffff:a.b.c.d) reaches a.b.c.d over IPv4,
  * so it is decided by the IPv4 rules (userspace also copies IPv6 rules
  * inside ::ffff:0:0/96 to the IPv4 tries).
+ *
+ * Local services: a connect or send that no deny rule refuses and whose
+ * destination is local goes to a port in "guarded" (E2B's envd and MCP
+ * gateway, the agent's own listener, the ports of listeners outside the
+ * calls) is refused, with rule local_service, unless the call's
+ * local_services tries (svc4, svc6) admit that address and port. Allow
+ * rules and the default never reopen it. A destination is local when it
+ * is 127.0.0.0/8, ::1, 0.0.0.0, :: (the kernel sends to loopback what is
+ * addressed to the unspecified address, so these are matched against
+ * local_services as 127.0.0.1 and ::1), a broadcast or multicast address
+ * (delivered to local listeners too), one of the machine's addresses
+ * (local4, local6, kept by userspace), or, in the egress program, any
+ * packet the kernel routes through the loopback device: that is the
+ * kernel's own decision, so an address added since userspace last read
+ * them is caught there (a TCP connect then times out rather than failing
+ * with EPERM).
  *
  * bind: a bind to a port is decided like a connect to that address and
  * port; a bind to port 0 (the kernel picks the port, as clients do) is
@@ -89,6 +109,8 @@
 
 #define MAX_CALLS	4096
 #define MAX_ENTRIES	16384
+#define MAX_LOCAL	1024
+#define LOOPBACK_IFINDEX 1	/* the loopback device, in every netns */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -112,7 +134,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct net_key4);
 	__type(value, struct net_ports);
-} deny4 SEC(".maps"), allow4 SEC(".maps");
+} deny4 SEC(".maps"), allow4 SEC(".maps"), svc4 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -120,7 +142,30 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct net_key6);
 	__type(value, struct net_ports);
-} deny6 SEC(".maps"), allow6 SEC(".maps");
+} deny6 SEC(".maps"), allow6 SEC(".maps"), svc6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} guarded SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_LOCAL);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u32);
+} local4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_LOCAL);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct net_addr6);
+	__type(value, __u32);
+} local6 SEC(".maps");
 
 /* Resized by the loader before load. */
 struct {
@@ -148,8 +193,9 @@ static __always_inline int ports_match(const struct net_ports *p, __u16 port)
 	return 0;
 }
 
-/* NET_RULE_DENY, NET_RULE_ALLOW, or 0 when no rule matches. */
-static __always_inline int match4(__u64 cgid, __u32 ip, __u16 port)
+/* Whether the call's entry in an IPv4 trie covers ip and port. */
+static __always_inline int in_trie4(void *trie, __u64 cgid, __u32 ip,
+				    __u16 port)
 {
 	struct net_key4 k = {};
 	struct net_ports *p;
@@ -158,16 +204,12 @@ static __always_inline int match4(__u64 cgid, __u32 ip, __u16 port)
 	k.cgid[0] = (__u32)cgid;
 	k.cgid[1] = (__u32)(cgid >> 32);
 	__builtin_memcpy(k.addr, &ip, sizeof(ip));
-	p = bpf_map_lookup_elem(&deny4, &k);
-	if (p && ports_match(p, port))
-		return NET_RULE_DENY;
-	p = bpf_map_lookup_elem(&allow4, &k);
-	if (p && ports_match(p, port))
-		return NET_RULE_ALLOW;
-	return 0;
+	p = bpf_map_lookup_elem(trie, &k);
+	return p && ports_match(p, port);
 }
 
-static __always_inline int match6(__u64 cgid, const __u32 *ip6, __u16 port)
+static __always_inline int in_trie6(void *trie, __u64 cgid, const __u32 *ip6,
+				    __u16 port)
 {
 	struct net_key6 k = {};
 	struct net_ports *p;
@@ -176,11 +218,25 @@ static __always_inline int match6(__u64 cgid, const __u32 *ip6, __u16 port)
 	k.cgid[0] = (__u32)cgid;
 	k.cgid[1] = (__u32)(cgid >> 32);
 	__builtin_memcpy(k.addr, ip6, 16);
-	p = bpf_map_lookup_elem(&deny6, &k);
-	if (p && ports_match(p, port))
+	p = bpf_map_lookup_elem(trie, &k);
+	return p && ports_match(p, port);
+}
+
+/* NET_RULE_DENY, NET_RULE_ALLOW, or 0 when no rule matches. */
+static __always_inline int match4(__u64 cgid, __u32 ip, __u16 port)
+{
+	if (in_trie4(&deny4, cgid, ip, port))
 		return NET_RULE_DENY;
-	p = bpf_map_lookup_elem(&allow6, &k);
-	if (p && ports_match(p, port))
+	if (in_trie4(&allow4, cgid, ip, port))
+		return NET_RULE_ALLOW;
+	return 0;
+}
+
+static __always_inline int match6(__u64 cgid, const __u32 *ip6, __u16 port)
+{
+	if (in_trie6(&deny6, cgid, ip6, port))
+		return NET_RULE_DENY;
+	if (in_trie6(&allow6, cgid, ip6, port))
 		return NET_RULE_ALLOW;
 	return 0;
 }
@@ -197,6 +253,67 @@ static __always_inline int match_any6(__u64 cgid, const __u32 *ip6,
 	if (v4mapped(ip6))
 		return match4(cgid, ip6[3], port);
 	return match6(cgid, ip6, port);
+}
+
+/* Loopback, unspecified, broadcast, multicast or one of the machine's. */
+static __always_inline int is_local4(__u32 ip)
+{
+	__u32 h = bpf_ntohl(ip);
+
+	if (h >> 24 == 127 || h == 0 || h == 0xffffffff || h >> 28 == 0xe)
+		return 1;
+	return bpf_map_lookup_elem(&local4, &ip) != NULL;
+}
+
+static __always_inline int is_local6(const __u32 *ip6)
+{
+	struct net_addr6 a;
+
+	if (!ip6[0] && !ip6[1] && !ip6[2] &&
+	    (!ip6[3] || ip6[3] == bpf_htonl(1)))
+		return 1;
+	if (bpf_ntohl(ip6[0]) >> 24 == 0xff)
+		return 1;
+	__builtin_memcpy(a.addr, ip6, 16);
+	return bpf_map_lookup_elem(&local6, &a) != NULL;
+}
+
+/* What guards the port, when the destination is local (on_lo: the packet
+ * is routed through loopback) and no local service of the call admits
+ * it; else 0. */
+static __always_inline int guard4(__u64 cgid, __u32 ip, __u16 port, int on_lo)
+{
+	__u32 key = port, *g;
+
+	g = bpf_map_lookup_elem(&guarded, &key);
+	if (!g || !*g || !port)
+		return 0;
+	if (!on_lo && !is_local4(ip))
+		return 0;
+	if (!ip)
+		ip = bpf_htonl(0x7f000001);
+	return in_trie4(&svc4, cgid, ip, port) ? 0 : *g;
+}
+
+static __always_inline int guard6(__u64 cgid, const __u32 *ip6, __u16 port,
+				  int on_lo)
+{
+	__u32 key = port, *g, a[4];
+
+	if (v4mapped(ip6))
+		return guard4(cgid, ip6[3], port, on_lo);
+	g = bpf_map_lookup_elem(&guarded, &key);
+	if (!g || !*g || !port)
+		return 0;
+	if (!on_lo && !is_local6(ip6))
+		return 0;
+	a[0] = ip6[0];
+	a[1] = ip6[1];
+	a[2] = ip6[2];
+	a[3] = ip6[3];
+	if (!a[0] && !a[1] && !a[2] && !a[3])
+		a[3] = bpf_htonl(1);
+	return in_trie6(&svc6, cgid, a, port) ? 0 : *g;
 }
 
 static __always_inline int allowed_by(const struct net_call *cfg, int rule)
@@ -278,6 +395,12 @@ static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u8 op,
 	}
 	if (!rule)
 		rule = NET_RULE_DEFAULT;
+	if (rule != NET_RULE_DENY && op != NET_OP_BIND) {
+		ev.guard = v6 ? guard6(cgid, ip6, port, 0) :
+				guard4(cgid, ip6[0], port, 0);
+		if (ev.guard)
+			rule = NET_RULE_LOCAL_SERVICE;
+	}
 	/* A bind to port 0 that no deny rule refuses passes the default. */
 	ok = allowed_by(cfg, rule) ||
 	     (op == NET_OP_BIND && port == 0 && rule == NET_RULE_DEFAULT);
@@ -366,27 +489,38 @@ int cw_sock_create(struct bpf_sock *sk)
 	return cfg->raw_sockets ? 1 : 0;
 }
 
+enum check {
+	CHECK_NONE = 0,
+	CHECK_ALL,	/* rules, default and local services */
+	CHECK_LOCAL,	/* local services only */
+};
+
 /*
- * Whether the packet's destination must be decided here: always for
+ * What the packet's destination is decided by here: everything for
  * sockets the sock_addr programs never see (raw, ICMP, SCTP...), and for
  * the SYN of a TCP socket, since a connect made by another task (an MPTCP
  * subflow opened by a kernel worker, a socket handed out of the call)
- * meets cgroup/connect* with that task's cgroup, not the call's.
+ * meets cgroup/connect* with that task's cgroup, not the call's; the
+ * local services for every UDP datagram, whose real destination (an
+ * address the kernel routes through loopback) the sendmsg hook may not
+ * know.
  */
 static __always_inline int needs_check(struct __sk_buff *skb, __u16 *type)
 {
 	struct bpf_sock *sk = skb->sk;
 
 	if (!sk)
-		return 1;
+		return CHECK_ALL;
 	sk = bpf_sk_fullsock(sk);
 	if (!sk)
-		return 0;	/* request and timewait sockets: TCP replies */
+		return CHECK_NONE; /* request and timewait sockets: replies */
 	*type = sk->type;
 	if (sk->type == SOCK_STREAM && sk->protocol == IPPROTO_TCP)
-		return sk->state == BPF_TCP_SYN_SENT;
-	return !(sk->type == SOCK_DGRAM && (sk->protocol == IPPROTO_UDP ||
-					    sk->protocol == IPPROTO_UDPLITE));
+		return sk->state == BPF_TCP_SYN_SENT ? CHECK_ALL : CHECK_NONE;
+	if (sk->type == SOCK_DGRAM && (sk->protocol == IPPROTO_UDP ||
+				       sk->protocol == IPPROTO_UDPLITE))
+		return CHECK_LOCAL;
+	return CHECK_ALL;
 }
 
 /* Destination of the packet from its IP header (skb data starts there). */
@@ -430,7 +564,7 @@ int cw_egress(struct __sk_buff *skb)
 	__u32 ip6[4] = {};
 	__u64 cgid, len;
 	__u16 type = 0;
-	int rule;
+	int rule, check, on_lo;
 
 	cgid = bpf_skb_cgroup_id(skb);
 	cfg = bpf_map_lookup_elem(&calls, &cgid);
@@ -438,19 +572,31 @@ int cw_egress(struct __sk_buff *skb)
 		return 1;
 	ev.cgid = cgid;
 	ev.op = NET_OP_EGRESS;
-	if (needs_check(skb, &type)) {
+	check = needs_check(skb, &type);
+	if (check) {
 		ev.type = type;
+		rule = 0;
 		if (packet_dest(skb, &ev)) {
-			rule = NET_RULE_DEFAULT;
-		} else {
-			__builtin_memcpy(ip6, ev.addr, 16);
-			rule = ev.family == AF_INET ?
-				       match4(cgid, ip6[0], ev.port) :
-				       match_any6(cgid, ip6, ev.port);
-			if (!rule)
+			if (check == CHECK_ALL)
 				rule = NET_RULE_DEFAULT;
+		} else {
+			on_lo = skb->ifindex == LOOPBACK_IFINDEX;
+			__builtin_memcpy(ip6, ev.addr, 16);
+			if (check == CHECK_ALL) {
+				rule = ev.family == AF_INET ?
+					match4(cgid, ip6[0], ev.port) :
+					match_any6(cgid, ip6, ev.port);
+				if (!rule)
+					rule = NET_RULE_DEFAULT;
+			}
+			if (rule != NET_RULE_DENY)
+				ev.guard = ev.family == AF_INET ?
+					guard4(cgid, ip6[0], ev.port, on_lo) :
+					guard6(cgid, ip6, ev.port, on_lo);
+			if (ev.guard)
+				rule = NET_RULE_LOCAL_SERVICE;
 		}
-		if (!allowed_by(cfg, rule)) {
+		if (rule && !allowed_by(cfg, rule)) {
 			count_denied(cgid);
 			ev.rule = rule;
 			emit(&ev, 0);

@@ -25,6 +25,22 @@ enum net_rule {
 	NET_RULE_RAW_SOCKETS,
 	NET_RULE_MAX_CONNECTIONS,
 	NET_RULE_MAX_EGRESS_BYTES,
+	NET_RULE_LOCAL_SERVICE,
+};
+
+/* Map "guarded": what listens on a local port that calls may not reach. */
+enum net_guard {
+	NET_GUARD_ENVD = 1,	/* E2B's envd, 49983 */
+	NET_GUARD_MCP_GATEWAY,	/* E2B's MCP gateway, 50005 */
+	NET_GUARD_AGENT,	/* this agent's own listener (serve --http) */
+	NET_GUARD_LISTENER,	/* a listener outside the calls */
+};
+
+/* Maps "local4" and "local6": the machine's own addresses (keys), with
+ * what each is. */
+enum net_local {
+	NET_LOCAL_ADDRESS = 1,	/* an interface address */
+	NET_LOCAL_BROADCAST,	/* an interface's broadcast address */
 };
 
 /* Map "calls": cgroup id -> how that call's sockets are decided. */
@@ -63,6 +79,11 @@ struct net_key6 {
 	__u8 addr[16];
 };
 
+/* Key of "local6". */
+struct net_addr6 {
+	__u8 addr[16];
+};
+
 /* Trie value: the port ranges (host byte order, inclusive) that apply to
  * the entry's CIDR, including those of every shorter rule covering it.
  * "Any port" is 0-65535; port 0 stands for "no port" and matches it only. */
@@ -87,7 +108,7 @@ struct net_event {
 	__u8 op;		/* enum net_op */
 	__u8 allowed;
 	__u8 rule;		/* enum net_rule */
-	__u8 pad;
+	__u8 guard;		/* enum net_guard, NET_RULE_LOCAL_SERVICE */
 };
 
 #endif

@@ -226,6 +226,7 @@ static int serve_http(struct cw_engine *e, const struct cw_http_opts *ho)
 {
 	struct cw_http *h;
 	struct cw_diag d;
+	const char *port;
 	sigset_t set;
 	int sig;
 
@@ -241,6 +242,11 @@ static int serve_http(struct cw_engine *e, const struct cw_http_opts *ho)
 		cw_diag_free(&d);
 		return 1;
 	}
+	port = strrchr(cw_http_address(h), ':');
+	sig = port ? cw_engine_guard_port(e, (uint16_t)atoi(port + 1)) : 0;
+	if (sig < 0)
+		fprintf(stderr, "%s serve: warning: calls are not kept from the agent's port %s: %s\n",
+			cw_cli_prog, port + 1, strerror(-sig));
 	fprintf(stderr, "%s serve: MCP on http://%s" CW_HTTP_PATH " (%zu allowed origins); SIGHUP reloads %s and the policies\n",
 		cw_cli_prog, cw_http_address(h), ho->norigins, ho->tokens_path);
 	for (;;) {

@@ -179,6 +179,7 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 	    cw_cgroup_calls_fd(e->cg) >= 0) {
 		struct cw_bpfnet_opts no = {
 			.cgroup_fd = cw_cgroup_calls_fd(e->cg),
+			.guard_listeners = true,
 		};
 
 		e->net = cw_bpfnet_open(&no, &err);
@@ -243,6 +244,11 @@ void cw_engine_close(struct cw_engine *e)
 	pthread_mutex_destroy(&e->rules_lock);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
+}
+
+int cw_engine_guard_port(struct cw_engine *e, uint16_t port)
+{
+	return e->net ? cw_bpfnet_guard_port(e->net, port) : 0;
 }
 
 const struct cw_policy *cw_engine_policy(const struct cw_engine *e)

@@ -55,6 +55,9 @@ static inline void cw_engine_lint(const struct cw_policy *p,
 struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 				 struct cw_diag *diag);
 void cw_engine_close(struct cw_engine *e);
+/* Calls may not reach this local port (the agent's own listener) unless
+ * their network.local_services allow it. 0 or -errno. */
+int cw_engine_guard_port(struct cw_engine *e, uint16_t port);
 /* The default policy at this moment (borrowed: valid until the next
  * cw_engine_set_rules; threads that may race a reload use cw_engine_rules). */
 const struct cw_policy *cw_engine_policy(const struct cw_engine *e);

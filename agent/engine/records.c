@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The engine's audit record builders, one per record type (records.h). */
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "engine/layers.h"
@@ -189,16 +190,35 @@ static const char *family_name(int f)
 	return "other";
 }
 
+/* Why a local service was refused, for the reader of the record. */
+static const char *service_reason(const char *service)
+{
+	if (!strcmp(service, "envd"))
+		return "E2B's envd (runs processes and files as any user) listens on this port; network.local_services does not allow it";
+	if (!strcmp(service, "mcp_gateway"))
+		return "E2B's MCP gateway listens on this port; network.local_services does not allow it";
+	if (!strcmp(service, "agent"))
+		return "the agent's own HTTP port; network.local_services does not allow it";
+	return "a socket outside the calls listens on this local port; network.local_services does not allow it";
+}
+
 json_t *cw_rec_net(const struct cw_bpfnet_event *ev)
 {
-	return json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:s, s:i, s:s, s:s}",
-			 "pid", (int)ev->pid, "comm", ev->comm, "op",
-			 ev->op ? ev->op : "", "family",
-			 family_name(ev->family), "socket_type", ev->type,
-			 "protocol", ev->protocol, "address", ev->addr,
-			 "port", (int)ev->port, "verdict",
-			 ev->allowed ? "allow" : "deny", "rule",
-			 ev->rule ? ev->rule : "");
+	json_t *rec;
+
+	rec = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:s, s:i, s:s, s:s}",
+			"pid", (int)ev->pid, "comm", ev->comm, "op",
+			ev->op ? ev->op : "", "family",
+			family_name(ev->family), "socket_type", ev->type,
+			"protocol", ev->protocol, "address", ev->addr,
+			"port", (int)ev->port, "verdict",
+			ev->allowed ? "allow" : "deny", "rule",
+			ev->rule ? ev->rule : "");
+	if (rec && ev->service)
+		json_object_update_new(rec, json_pack("{s:s, s:s}", "service",
+						      ev->service, "reason",
+						      service_reason(ev->service)));
+	return rec;
 }
 
 json_t *cw_rec_seccomp(const struct cw_seccomp_denial *d)

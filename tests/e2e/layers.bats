@@ -103,7 +103,8 @@ expect_cgroup() {
 }
 
 # start_listener NAME: a TCP listener on 127.0.0.1 that answers "hi"; its
-# port goes to $T/port.NAME. Run in this shell (not in $(...)), so that
+# port goes to $T/port.NAME. It runs as root outside the calls, so a
+# command reaches it only where network.local_services allows its port. Run in this shell (not in $(...)), so that
 # teardown knows it, with bats' descriptors closed so bats never waits on it.
 start_listener() {
 	python3 -c '
@@ -130,7 +131,8 @@ connect_cmd() {
 	p2=$(cat "$T/port.b")
 	cat >"$T/net.json" <<JSON
 {"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
-  "network": {"default": "allow", "deny": ["127.0.0.1/32:$p1"]}}}}}
+  "network": {"default": "allow", "deny": ["127.0.0.1/32:$p1"],
+              "local_services": ["127.0.0.1:$p1", "127.0.0.1:$p2"]}}}}}
 JSON
 	mcp --policy "$T/net.json" -- "$(call_json 1 "$(connect_cmd 127.0.0.1 "$p1")")" "$(call_json 2 "$(connect_cmd 127.0.0.1 "$p2")")"
 	run text 1
@@ -163,7 +165,8 @@ JSON
 	p=$(cat "$T/port.c")
 	cat >"$T/cap.json" <<JSON
 {"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
-  "network": {"default": "allow", "max_connections": 2}}}}}
+  "network": {"default": "allow", "max_connections": 2,
+              "local_services": ["127.0.0.1:$p"]}}}}}
 JSON
 	c=$(connect_cmd 127.0.0.1 "$p")
 	mcp --policy "$T/cap.json" -- "$(call_json 1 "$c; $c; $c 2>&1 | tail -1")"
@@ -376,9 +379,10 @@ while True:
 	for _ in $(seq 300); do [ -s "$T/port.sink" ] && break; sleep 0.1; done
 	p=$(cat "$T/port.sink")
 	[ -n "$p" ] || fail "the sink did not start"
-	cat >"$T/egress.json" <<'JSON'
+	cat >"$T/egress.json" <<JSON
 {"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
-  "network": {"default": "allow", "max_egress_bytes": 262144}}}}}
+  "network": {"default": "allow", "max_egress_bytes": 262144,
+              "local_services": ["127.0.0.1:$p"]}}}}}
 JSON
 	xfer() { echo "python3 -c 'import socket; s=socket.create_connection((\"127.0.0.1\", $p)); s.settimeout(3)
 try: s.sendall(b\"x\" * $1)
@@ -409,7 +413,8 @@ s.close()'"; }
 	for a in false true; do
 		cat >"$T/aa-$a.json" <<JSON
 {"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
-  "network": {"default": "allow", "audit_allowed": $a}}}}}
+  "network": {"default": "allow", "audit_allowed": $a,
+              "local_services": ["127.0.0.1:$p"]}}}}}
 JSON
 	done
 	mcp --policy "$T/aa-false.json" -- "$(call_json 1 "$(connect_cmd 127.0.0.1 "$p")")"

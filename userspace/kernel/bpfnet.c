@@ -10,6 +10,17 @@
  * longest matching entry, so each entry carries the port ranges of every
  * rule of the same list whose CIDR covers it: 10.0.0.0/8:22 and
  * 10.1.0.0/16:80 give 10.1.0.0/16 the ranges 22 and 80.
+ *
+ * Local services: the guarded ports (E2B's envd and MCP gateway from the
+ * start, the agent's own listener when it says so, and with
+ * guard_listeners every port a socket outside the calls listens on) and
+ * the machine's addresses are read again each time a call is added,
+ * before its rules go in: the call starts from what listens and which
+ * addresses exist at that moment. Between two calls, an address that
+ * appears is still caught by the egress program (loopback routing is the
+ * kernel's own answer); a listener that appears is guarded from the next
+ * call on. Re-reading costs two netlink dumps per call and no thread;
+ * a listener has no change notification to watch anyway.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,18 +38,43 @@
 
 #include "kernel/bpfnet.h"
 #include "kernel/libbpf.h"
+#include "kernel/netscan.h"
 #include "bpf/net.h"
 #include "bpf/net.skel.h"
 
 #define RINGBUF_DEFAULT_KIB 256
 #define RINGBUF_MAX_KIB (1u << 20)
+#define NPORTS 65536
+#define MAX_LOCAL_ADDRS 1024	/* the size of local4 and local6 */
+
+/* E2B's in-sandbox control planes, on every local address. */
+#define PORT_ENVD 49983
+#define PORT_MCP_GATEWAY 50005
 
 enum trie {
 	T_DENY4 = 0,
 	T_ALLOW4,
 	T_DENY6,
 	T_ALLOW6,
+	T_SVC4,
+	T_SVC6,
 	T_COUNT,
+};
+
+/* A policy list and the tries it goes to. */
+struct list {
+	const char *name;
+	enum trie t4, t6;
+};
+
+static const struct list l_deny = { "deny", T_DENY4, T_DENY6 };
+static const struct list l_allow = { "allow", T_ALLOW4, T_ALLOW6 };
+static const struct list l_svc = { "local_services", T_SVC4, T_SVC6 };
+
+struct laddr {
+	int family;
+	uint8_t addr[16];
+	uint32_t kind;		/* enum net_local */
 };
 
 /* One trie entry a call owns, kept so that removal needs no map walk. */
@@ -62,8 +98,17 @@ struct cw_bpfnet {
 	struct net_bpf *skel;
 	struct ring_buffer *rb;
 	int trie_fd[T_COUNT];
-	pthread_mutex_t lock;		/* calls */
+	pthread_mutex_t lock;		/* calls and everything below */
 	struct call *calls;
+	bool guard_listeners;
+	uint8_t fixed[NPORTS];		/* enum net_guard set at open, by
+					 * cw_bpfnet_guard_port */
+	uint8_t guarded[NPORTS];	/* what the map holds */
+	uint8_t *seen;			/* NPORTS: scratch for a scan */
+	struct laddr *addrs;		/* what local4 and local6 hold */
+	size_t naddrs;
+	struct laddr *scan;		/* MAX_LOCAL_ADDRS: scratch */
+	size_t nscan;
 	pthread_mutex_t drain_lock;	/* rb, cb, cb_ctx, ndrained */
 	void (*cb)(void *ctx, const struct cw_bpfnet_event *ev);
 	void *cb_ctx;
@@ -95,7 +140,19 @@ static const char *const rule_names[] = {
 	[NET_RULE_RAW_SOCKETS] = "raw_sockets",
 	[NET_RULE_MAX_CONNECTIONS] = "max_connections",
 	[NET_RULE_MAX_EGRESS_BYTES] = "max_egress_bytes",
+	[NET_RULE_LOCAL_SERVICE] = "local_service",
 };
+
+static const char *const guard_names[] = {
+	[NET_GUARD_ENVD] = "envd",
+	[NET_GUARD_MCP_GATEWAY] = "mcp_gateway",
+	[NET_GUARD_AGENT] = "agent",
+	[NET_GUARD_LISTENER] = "listener",
+};
+
+/* A name from one of the tables above; "unknown" outside it. */
+#define NAME_OF(names, i)                                         \
+	((i) < CW_ARRAY_SIZE(names) && (names)[i] ? (names)[i] : "unknown")
 
 static int on_event(void *ctx, void *data, size_t size)
 {
@@ -117,11 +174,11 @@ static int on_event(void *ctx, void *data, size_t size)
 	    e->op != NET_OP_SOCKET &&
 	    !inet_ntop(e->family, e->addr, ev.addr, sizeof(ev.addr)))
 		ev.addr[0] = '\0';
-	ev.op = e->op < CW_ARRAY_SIZE(op_names) && op_names[e->op] ?
-			op_names[e->op] : "unknown";
+	ev.op = NAME_OF(op_names, e->op);
 	ev.allowed = e->allowed;
-	ev.rule = e->rule < CW_ARRAY_SIZE(rule_names) && rule_names[e->rule] ?
-			  rule_names[e->rule] : "unknown";
+	ev.rule = NAME_OF(rule_names, e->rule);
+	if (e->guard)
+		ev.service = NAME_OF(guard_names, e->guard);
 	b->ndrained++;
 	if (b->cb)
 		b->cb(b->cb_ctx, &ev);
@@ -142,6 +199,9 @@ void cw_bpfnet_close(struct cw_bpfnet *b)
 		free(c->keys);
 		free(c);
 	}
+	free(b->seen);
+	free(b->addrs);
+	free(b->scan);
 	pthread_mutex_destroy(&b->lock);
 	pthread_mutex_destroy(&b->drain_lock);
 	free(b);
@@ -167,6 +227,152 @@ static int attach_all(struct cw_bpfnet *b, int cgroup_fd,
 		}
 	}
 	return 0;
+}
+
+/* Brings the guarded map to fixed, then the ports in seen (when not
+ * NULL); only the ports that change are written. */
+static int write_guards_seen(struct cw_bpfnet *b, const uint8_t *seen)
+{
+	int fd = bpf_map__fd(b->skel->maps.guarded);
+	uint32_t port, v;
+
+	for (port = 1; port < NPORTS; port++) {
+		v = b->fixed[port] ? b->fixed[port] :
+		    seen && seen[port] ? NET_GUARD_LISTENER : 0;
+		if (v == b->guarded[port])
+			continue;
+		if (bpf_map_update_elem(fd, &port, &v, BPF_ANY))
+			return -errno;
+		b->guarded[port] = (uint8_t)v;
+	}
+	return 0;
+}
+
+static int write_guards(struct cw_bpfnet *b)
+{
+	return write_guards_seen(b, b->guard_listeners ? b->seen : NULL);
+}
+
+static bool is_call(const struct cw_bpfnet *b, uint64_t cgid)
+{
+	const struct call *c;
+
+	for (c = b->calls; c; c = c->next)
+		if (c->cgid == cgid)
+			return true;
+	return false;
+}
+
+static void on_listener(void *ctx, const struct cw_netscan_listener *l)
+{
+	struct cw_bpfnet *b = ctx;
+
+	/* A call's own listener stays reachable from the calls. */
+	if (!l->cgroup_id || !is_call(b, l->cgroup_id))
+		b->seen[l->port] = 1;
+}
+
+static void on_addr(void *ctx, int family, const uint8_t *addr,
+		    bool broadcast)
+{
+	struct cw_bpfnet *b = ctx;
+	struct laddr *a;
+
+	if (b->nscan == MAX_LOCAL_ADDRS)
+		return;
+	a = &b->scan[b->nscan++];
+	memset(a, 0, sizeof(*a));
+	a->family = family;
+	memcpy(a->addr, addr, family == AF_INET ? 4 : 16);
+	a->kind = broadcast ? NET_LOCAL_BROADCAST : NET_LOCAL_ADDRESS;
+}
+
+static int laddr_find(const struct laddr *v, size_t n, const struct laddr *a)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].family == a->family &&
+		    !memcmp(v[i].addr, a->addr, sizeof(a->addr)))
+			return (int)i;
+	return -1;
+}
+
+static int laddr_write(struct cw_bpfnet *b, const struct laddr *a, bool add)
+{
+	struct bpf_map *m = a->family == AF_INET ? b->skel->maps.local4 :
+						   b->skel->maps.local6;
+	size_t klen = a->family == AF_INET ? 4 : 16;
+
+	if (add)
+		return bpf_map__update_elem(m, a->addr, klen, &a->kind,
+					    sizeof(a->kind), BPF_ANY) ?
+			       -errno : 0;
+	return bpf_map__delete_elem(m, a->addr, klen, 0) && errno != ENOENT ?
+		       -errno : 0;
+}
+
+/* Reads the machine's addresses and listeners again into local4, local6
+ * and guarded. Called with b->lock held. */
+static int refresh_local(struct cw_bpfnet *b, struct cw_error *err)
+{
+	size_t i;
+	int ret;
+
+	b->nscan = 0;
+	ret = cw_netscan_addrs(on_addr, b);
+	if (ret) {
+		cw_error_set(err, "bpfnet: reading the machine's addresses: %s",
+			     strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < b->nscan; i++)
+		if (laddr_find(b->addrs, b->naddrs, &b->scan[i]) < 0 ||
+		    b->scan[i].kind != b->addrs[laddr_find(b->addrs, b->naddrs,
+						&b->scan[i])].kind) {
+			ret = laddr_write(b, &b->scan[i], true);
+			if (ret)
+				goto map_failed;
+		}
+	for (i = 0; i < b->naddrs; i++)
+		if (laddr_find(b->scan, b->nscan, &b->addrs[i]) < 0) {
+			ret = laddr_write(b, &b->addrs[i], false);
+			if (ret)
+				goto map_failed;
+		}
+	memcpy(b->addrs, b->scan, b->nscan * sizeof(*b->scan));
+	b->naddrs = b->nscan;
+	if (!b->guard_listeners)
+		return 0;
+	memset(b->seen, 0, NPORTS);
+	ret = cw_netscan_listeners(on_listener, b);
+	if (ret) {
+		cw_error_set(err, "bpfnet: reading the machine's listening sockets: %s",
+			     strerror(-ret));
+		return ret;
+	}
+	ret = write_guards(b);
+	if (ret)
+		goto map_failed;
+	return 0;
+map_failed:
+	cw_error_set(err, "bpfnet: updating the local services maps: %s",
+		     strerror(-ret));
+	return ret;
+}
+
+int cw_bpfnet_guard_port(struct cw_bpfnet *b, uint16_t port)
+{
+	int ret;
+
+	if (!b || !port)
+		return -EINVAL;
+	pthread_mutex_lock(&b->lock);
+	if (!b->fixed[port])
+		b->fixed[port] = NET_GUARD_AGENT;
+	ret = write_guards(b);
+	pthread_mutex_unlock(&b->lock);
+	return ret;
 }
 
 struct cw_bpfnet *cw_bpfnet_open(const struct cw_bpfnet_opts *o,
@@ -223,6 +429,25 @@ struct cw_bpfnet *cw_bpfnet_open(const struct cw_bpfnet_opts *o,
 	b->trie_fd[T_ALLOW4] = bpf_map__fd(b->skel->maps.allow4);
 	b->trie_fd[T_DENY6] = bpf_map__fd(b->skel->maps.deny6);
 	b->trie_fd[T_ALLOW6] = bpf_map__fd(b->skel->maps.allow6);
+	b->trie_fd[T_SVC4] = bpf_map__fd(b->skel->maps.svc4);
+	b->trie_fd[T_SVC6] = bpf_map__fd(b->skel->maps.svc6);
+	b->guard_listeners = o->guard_listeners;
+	b->seen = calloc(NPORTS, 1);
+	b->addrs = calloc(MAX_LOCAL_ADDRS, sizeof(*b->addrs));
+	b->scan = calloc(MAX_LOCAL_ADDRS, sizeof(*b->scan));
+	if (!b->seen || !b->addrs || !b->scan) {
+		ret = -ENOMEM;
+		cw_error_set(err, "bpfnet: out of memory");
+		goto out;
+	}
+	b->fixed[PORT_ENVD] = NET_GUARD_ENVD;
+	b->fixed[PORT_MCP_GATEWAY] = NET_GUARD_MCP_GATEWAY;
+	ret = write_guards(b);
+	if (ret) {
+		cw_error_set(err, "bpfnet: guarding E2B's control-plane ports: %s",
+			     strerror(-ret));
+		goto out;
+	}
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.events), on_event,
 				 b, NULL);
 	if (!b->rb) {
@@ -250,10 +475,14 @@ static struct call **find_call(struct cw_bpfnet *b, uint64_t cgid)
 	return pc;
 }
 
+static bool trie_v4(enum trie t)
+{
+	return t == T_DENY4 || t == T_ALLOW4 || t == T_SVC4;
+}
+
 static void *tkey_ptr(struct tkey *k)
 {
-	return k->trie == T_DENY4 || k->trie == T_ALLOW4 ? (void *)&k->k4 :
-							   (void *)&k->k6;
+	return trie_v4(k->trie) ? (void *)&k->k4 : (void *)&k->k6;
 }
 
 /* Deletes a call's trie entries and forgets their keys. */
@@ -349,7 +578,7 @@ static int write_trie(struct cw_bpfnet *b, struct call *c, enum trie t,
 		      const struct nrule *r, size_t n, const char *list,
 		      struct cw_error *err)
 {
-	bool v4 = t == T_DENY4 || t == T_ALLOW4;
+	bool v4 = trie_v4(t);
 	struct range *rs = NULL;
 	size_t i, j, nr;
 	int ret = 0;
@@ -433,11 +662,11 @@ static const uint8_t v4mapped_prefix[12] = { 0, 0, 0, 0, 0, 0,
  * IPv4 destinations and go to the IPv4 trie, where the programs look up
  * IPv4-mapped addresses.
  */
-static int write_list(struct cw_bpfnet *b, struct call *c, bool deny,
-		      const struct cw_net_rule *rules, size_t n,
-		      struct cw_error *err)
+static int write_list(struct cw_bpfnet *b, struct call *c,
+		      const struct list *l, const struct cw_net_rule *rules,
+		      size_t n, struct cw_error *err)
 {
-	const char *list = deny ? "deny" : "allow";
+	const char *list = l->name;
 	struct nrule *r4 = NULL, *r6 = NULL;
 	size_t i, n4 = 0, n6 = 0;
 	int ret;
@@ -486,10 +715,9 @@ static int write_list(struct cw_bpfnet *b, struct call *c, bool deny,
 			goto out;
 		}
 	}
-	ret = write_trie(b, c, deny ? T_DENY4 : T_ALLOW4, r4, n4, list, err);
+	ret = write_trie(b, c, l->t4, r4, n4, list, err);
 	if (!ret)
-		ret = write_trie(b, c, deny ? T_DENY6 : T_ALLOW6, r6, n6, list,
-				 err);
+		ret = write_trie(b, c, l->t6, r6, n6, list, err);
 out:
 	free(r6);
 	free(r4);
@@ -522,11 +750,17 @@ int cw_bpfnet_call_add(struct cw_bpfnet *b, uint64_t cgroup_id,
 		goto out;
 	}
 	c->cgid = cgroup_id;
-	ret = write_list(b, c, true, sb->network.deny, sb->network.ndeny, err);
+	ret = refresh_local(b, err);
 	if (ret)
 		goto out;
-	ret = write_list(b, c, false, sb->network.allow, sb->network.nallow,
+	ret = write_list(b, c, &l_deny, sb->network.deny, sb->network.ndeny,
 			 err);
+	if (!ret)
+		ret = write_list(b, c, &l_allow, sb->network.allow,
+				 sb->network.nallow, err);
+	if (!ret)
+		ret = write_list(b, c, &l_svc, sb->network.local_services,
+				 sb->network.nlocal_services, err);
 	if (ret)
 		goto out;
 	memset(&zero, 0, sizeof(zero));

@@ -23,6 +23,9 @@ struct cw_bpfnet_opts {
 	const char *btf_path;	/* NULL: libbpf's default; a missing path
 				 * simulates a kernel without BTF */
 	unsigned ringbuf_kib;	/* 0: 256 */
+	bool guard_listeners;	/* the ports of every listener outside the
+				 * calls are local services too (else only
+				 * E2B's and cw_bpfnet_guard_port's) */
 };
 
 /* Opens, loads and attaches. NULL + errno + err (naming the program that
@@ -32,8 +35,13 @@ struct cw_bpfnet *cw_bpfnet_open(const struct cw_bpfnet_opts *o,
 /* Detaches and unloads. */
 void cw_bpfnet_close(struct cw_bpfnet *b);
 
-/* Installs the call's rules (sb->network) under its cgroup id, or removes
- * them. Calls of a cgroup without rules are allowed (only cmdwarden's own
+/* Calls may not reach port on a local address (the agent's own listener)
+ * unless their local_services allow it. 0 or -errno. */
+int cw_bpfnet_guard_port(struct cw_bpfnet *b, uint16_t port);
+
+/* Reads the machine's addresses and listeners again (local services),
+ * then installs the call's rules (sb->network) under its cgroup id, or
+ * removes them. Calls of a cgroup without rules are allowed (only cmdwarden's own
  * call cgroups are configured). 0 or -errno. */
 int cw_bpfnet_call_add(struct cw_bpfnet *b, uint64_t cgroup_id,
 		       const struct cw_sandbox *sb, struct cw_error *err);
@@ -69,7 +77,11 @@ struct cw_bpfnet_event {
 				 * "egress" */
 	bool allowed;
 	const char *rule;	/* "deny", "allow", "default", "raw_sockets",
-				 * "max_connections", "max_egress_bytes" */
+				 * "max_connections", "max_egress_bytes",
+				 * "local_service" */
+	const char *service;	/* with "local_service": what listens there,
+				 * "envd", "mcp_gateway", "agent" or
+				 * "listener"; else NULL */
 };
 
 /* Drains the ring buffer, calling cb for each event; returns the number

@@ -150,6 +150,10 @@ struct cw_sandbox {
 		size_t ndeny;
 		struct cw_net_rule *allow;
 		size_t nallow;
+		/* Local listeners outside the calls a call may reach
+		 * (ADDR[/LEN]:PORT): every other one is refused. */
+		struct cw_net_rule *local_services;
+		size_t nlocal_services;
 		int64_t max_connections;	/* 0 = unlimited */
 		int64_t max_egress_bytes;	/* 0 = unlimited */
 		bool raw_sockets;

@@ -50,8 +50,10 @@ static const char default_sandbox_json[] =
 	"                  \"exec\": [\"/usr\", \"/bin\"],\n"
 	"                  \"deny\": [\"/root\", \"/etc/shadow\"] },\n"
 	"  \"network\": { \"default\": \"allow\",\n"
-	"               \"deny\": [\"169.254.169.254/32\", \"fd00:ec2::254/128\"],\n"
-	"               \"allow\": [], \"max_connections\": 256,\n"
+	"               \"deny\": [\"169.254.0.0/16\", \"fe80::/10\",\n"
+	"                        \"fd00:ec2::/32\"],\n"
+	"               \"allow\": [], \"local_services\": [],\n"
+	"               \"max_connections\": 256,\n"
 	"               \"max_egress_bytes\": 0, \"raw_sockets\": false },\n"
 	"  \"seccomp\": { \"profile\": \"default\", \"deny\": [], \"allow\": [],\n"
 	"               \"socket_families\": [] },\n"
@@ -97,6 +99,8 @@ void cw_sandbox_free(struct cw_sandbox *sb)
 	cw_load_strv_free(&sb->filesystem.deny);
 	net_rules_free(sb->network.deny, sb->network.ndeny);
 	net_rules_free(sb->network.allow, sb->network.nallow);
+	net_rules_free(sb->network.local_services,
+		       sb->network.nlocal_services);
 	free(sb->seccomp.profile);
 	cw_load_strv_free(&sb->seccomp.deny);
 	cw_load_strv_free(&sb->seccomp.allow);
@@ -294,8 +298,11 @@ bad_port:
 	return false;
 }
 
+/* need_port: a local service is an address and a port, never a whole
+ * address. */
 static void set_net_rules(struct cw_loader *ld, json_t *arr, const char *path,
-			  struct cw_net_rule **dst, size_t *ndst)
+			  struct cw_net_rule **dst, size_t *ndst,
+			  bool need_port)
 {
 	struct cw_net_rule *nr = NULL;
 	size_t i, n = 0;
@@ -325,6 +332,14 @@ static void set_net_rules(struct cw_loader *ld, json_t *arr, const char *path,
 				    cw_text_quote(qs, sizeof(qs),
 						  json_string_value(e)),
 				    why);
+			ok = false;
+			continue;
+		}
+		if (need_port && !nr[n].port_lo) {
+			cw_load_err(ld, ep,
+				    "local service %s has no port; expected ADDR[/LEN]:PORT[-PORT] such as \"127.0.0.1:5432\" or \"[::1]:8000-8999\"",
+				    cw_text_quote(qs, sizeof(qs),
+						  json_string_value(e)));
 			ok = false;
 			continue;
 		}
@@ -504,7 +519,7 @@ static void apply_network(struct cw_loader *ld, struct cw_sandbox *sb,
 			  json_t *o, const char *path)
 {
 	static const char *const keys[] = { "default", "deny", "allow",
-					    "max_connections",
+					    "local_services", "max_connections",
 					    "max_egress_bytes", "raw_sockets",
 					    "audit_allowed", NULL };
 	static const char *const defaults[] = { "allow", "deny", NULL };
@@ -536,12 +551,18 @@ static void apply_network(struct cw_loader *ld, struct cw_sandbox *sb,
 	v = json_object_get(o, "deny");
 	cw_load_key(kp, path, "deny");
 	if (v)
-		set_net_rules(ld, v, kp, &sb->network.deny, &sb->network.ndeny);
+		set_net_rules(ld, v, kp, &sb->network.deny, &sb->network.ndeny,
+			      false);
 	v = json_object_get(o, "allow");
 	cw_load_key(kp, path, "allow");
 	if (v)
 		set_net_rules(ld, v, kp, &sb->network.allow,
-			      &sb->network.nallow);
+			      &sb->network.nallow, false);
+	v = json_object_get(o, "local_services");
+	cw_load_key(kp, path, "local_services");
+	if (v)
+		set_net_rules(ld, v, kp, &sb->network.local_services,
+			      &sb->network.nlocal_services, true);
 	apply_ints(ld, sb, o, path, f, CW_ARRAY_SIZE(f));
 	v = json_object_get(o, "raw_sockets");
 	cw_load_key(kp, path, "raw_sockets");

@@ -256,9 +256,9 @@ static void test_default_sandbox(void **state)
 	static const char *const wr[] = { "/home/user", "/tmp" };
 	static const char *const ex[] = { "/usr", "/bin" };
 	static const char *const dn[] = { "/root", "/etc/shadow" };
-	static const uint8_t v4[4] = { 169, 254, 169, 254 };
-	static const uint8_t v6[16] = { 0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0,
-					0, 0, 0, 0, 0, 0, 0x02, 0x54 };
+	static const uint8_t v4[4] = { 169, 254, 0, 0 };
+	static const uint8_t ll6[16] = { 0xfe, 0x80 };
+	static const uint8_t v6[16] = { 0xfd, 0x00, 0x0e, 0xc2 };
 	const struct cw_sandbox *sb;
 	struct cw_policy *p;
 
@@ -285,17 +285,22 @@ static void test_default_sandbox(void **state)
 	assert_strv(&sb->filesystem.exec, ex, 2);
 	assert_strv(&sb->filesystem.deny, dn, 2);
 	assert_true(sb->network.default_allow);
-	assert_int_equal(2, sb->network.ndeny);
+	/* link-local and metadata ranges, not single addresses */
+	assert_int_equal(3, sb->network.ndeny);
 	assert_int_equal(AF_INET, sb->network.deny[0].family);
 	assert_memory_equal(v4, sb->network.deny[0].addr, 4);
-	assert_int_equal(32, sb->network.deny[0].prefix);
+	assert_int_equal(16, sb->network.deny[0].prefix);
 	assert_int_equal(0, sb->network.deny[0].port_lo);
 	assert_int_equal(0, sb->network.deny[0].port_hi);
-	assert_string_equal("169.254.169.254/32", sb->network.deny[0].text);
+	assert_string_equal("169.254.0.0/16", sb->network.deny[0].text);
 	assert_int_equal(AF_INET6, sb->network.deny[1].family);
-	assert_memory_equal(v6, sb->network.deny[1].addr, 16);
-	assert_int_equal(128, sb->network.deny[1].prefix);
+	assert_memory_equal(ll6, sb->network.deny[1].addr, 16);
+	assert_int_equal(10, sb->network.deny[1].prefix);
+	assert_int_equal(AF_INET6, sb->network.deny[2].family);
+	assert_memory_equal(v6, sb->network.deny[2].addr, 16);
+	assert_int_equal(32, sb->network.deny[2].prefix);
 	assert_int_equal(0, sb->network.nallow);
+	assert_int_equal(0, sb->network.nlocal_services);
 	assert_int_equal(256, sb->network.max_connections);
 	assert_int_equal(0, sb->network.max_egress_bytes);
 	assert_false(sb->network.raw_sockets);
@@ -335,7 +340,7 @@ static void test_sandbox_merge(void **state)
 	assert_false(sb->cwd_explicit);
 	assert_int_equal(60, sb->timeout_s);
 	assert_strv(&sb->filesystem.write, wr, 2);
-	assert_int_equal(2, sb->network.ndeny);
+	assert_int_equal(3, sb->network.ndeny);
 	/* the default profile itself is untouched */
 	assert_int_equal(1024, p->default_sandbox.resources.memory_mb);
 	assert_string_equal("/usr/local/bin:/usr/bin:/bin",
@@ -389,6 +394,16 @@ static void test_full_sandbox(void **state)
 	assert_int_equal(AF_INET6, a[3].family);
 	assert_int_equal(32, a[3].prefix);
 	assert_string_equal("2001:db8::/32", a[3].text);
+	assert_int_equal(2, sb->network.nlocal_services);
+	a = sb->network.local_services;
+	assert_int_equal(AF_INET, a[0].family);
+	assert_int_equal(32, a[0].prefix);
+	assert_int_equal(5432, a[0].port_lo);
+	assert_int_equal(5432, a[0].port_hi);
+	assert_int_equal(AF_INET6, a[1].family);
+	assert_int_equal(0, a[1].prefix);
+	assert_int_equal(3000, a[1].port_lo);
+	assert_int_equal(3009, a[1].port_hi);
 	assert_int_equal(16, sb->network.max_connections);
 	assert_int_equal(10485760, sb->network.max_egress_bytes);
 	assert_strv(&sb->seccomp.deny, sd, 1);
