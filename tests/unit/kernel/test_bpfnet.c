@@ -1051,6 +1051,74 @@ static void test_default_profile(void **state)
 	cw_policy_free(p);
 }
 
+/* Local services: with guard_listeners the test's own listeners (root,
+ * outside the calls) are refused to a call unless local_services allows
+ * them; E2B's ports and a port given by cw_bpfnet_guard_port always are. */
+static void test_local_services(void **state)
+{
+	struct cw_bpfnet_opts o = { .cgroup_fd = F.calls_fd,
+				    .guard_listeners = true };
+	struct op a = { .addr = "127.0.0.1", .port = F.port_a };
+	struct op a_any = { .addr = "0.0.0.0", .port = F.port_a };
+	struct op a6 = { .addr = "::1", .port = F.port_a };
+	struct op b = { .addr = "127.0.0.1", .port = F.port_b };
+	struct op envd = { .addr = "127.0.0.1", .port = 49983 };
+	struct op envd_mapped = { .addr = "::ffff:127.0.0.1", .port = 49983 };
+	struct op ua = { .addr = "127.0.0.1", .port = F.uport_a };
+	struct cw_net_rule svc[1];
+	struct cw_sandbox sb, sb_svc;
+	struct cw_error err;
+	int c, c2;
+
+	(void)state;
+	NEED_ROOT();
+	cw_bpfnet_close(F.b);
+	memset(&err, 0, sizeof(err));
+	F.b = cw_bpfnet_open(&o, &err);
+	if (!F.b)
+		fail_msg("cw_bpfnet_open: %s", err.text);
+	sandbox(&sb, true, NULL, 0, NULL, 0);
+	svc[0] = rule("127.0.0.1", 32, F.port_a, F.port_a);
+	sandbox(&sb_svc, true, NULL, 0, NULL, 0);
+	sb_svc.network.local_services = svc;
+	sb_svc.network.nlocal_services = 1;
+	c = new_cg("c1");
+	c2 = new_cg("c2");
+	configure(c, &sb);
+	configure(c2, &sb_svc);
+
+	assert_int_equal(EPERM, run_in(c, op_connect, &a));
+	assert_int_equal(1, drain());
+	assert_event(0, c, "connect", AF_INET, "127.0.0.1", F.port_a,
+		     "local_service", false);
+	assert_string_equal("listener", F.ev[0].service);
+	assert_int_equal(EPERM, run_in(c, op_sendto, &ua));
+	assert_int_equal(1, drain());
+	assert_event(0, c, "sendmsg", AF_INET, "127.0.0.1", F.uport_a,
+		     "local_service", false);
+	assert_int_equal(EPERM, run_in(c, op_connect, &envd));
+	assert_int_equal(1, drain());
+	assert_string_equal("envd", F.ev[0].service);
+	assert_int_equal(EPERM, run_in(c2, op_connect, &envd_mapped));
+	assert_int_equal(1, drain());
+	assert_string_equal("envd", F.ev[0].service);
+
+	/* the allowed service, also through 0.0.0.0; its IPv6 twin is not */
+	assert_int_equal(0, run_in(c2, op_connect, &a));
+	assert_int_equal(0, run_in(c2, op_connect, &a_any));
+	assert_int_equal(0, drain());
+	assert_int_equal(EPERM, run_in(c2, op_connect, &a6));
+	assert_int_equal(1, drain());
+	assert_event(0, c2, "connect", AF_INET6, "::1", F.port_a,
+		     "local_service", false);
+
+	/* a port the agent guards is named as its own */
+	assert_int_equal(0, cw_bpfnet_guard_port(F.b, F.port_b));
+	assert_int_equal(EPERM, run_in(c2, op_connect, &b));
+	assert_int_equal(1, drain());
+	assert_string_equal("agent", F.ev[0].service);
+}
+
 static void test_max_connections(void **state)
 {
 	struct op a = { .addr = "127.0.0.1", .port = F.port_a, .count = 4 };
@@ -1431,6 +1499,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_packet_sockets, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_default_profile, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_local_services, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_max_connections, setup,
 						teardown),
