@@ -10,9 +10,14 @@
  *   cgroup/sendmsg4, sendmsg6   address+port rules for unconnected UDP
  *   cgroup/bind4, bind6         address+port rules on the local address
  *   cgroup/sock_create          raw_sockets (SOCK_RAW of IPv4/IPv6)
+ *   cgroup/setsockopt           refuses the options that set source routes
+ *                               (IP_OPTIONS, IPV6_RTHDR, IPV6_2292RTHDR,
+ *                               IPV6_2292PKTOPTIONS)
  *   cgroup_skb/egress           destination rules, per packet, for sockets
  *                               the hooks above never see (raw, ICMP,
- *                               SCTP...) and for TCP SYNs; then the
+ *                               SCTP...), for TCP SYNs and for every UDP
+ *                               datagram; packets carrying IPv4 options or
+ *                               an IPv6 routing header; then the
  *                               max_egress_bytes budget
  *
  * Maps:
@@ -41,8 +46,16 @@
  * a deny rule closes. Port 0 ("no port": ICMP, raw, bind to port 0) matches
  * only rules without a port.
  *
- * Addresses are decided as written by the deny and allow rules:
- * loopback (127.0.0.0/8, ::1), 0.0.0.0 and :: follow them like any other.
+ * Addresses are decided where they go: a connect or send to 0.0.0.0 or ::
+ * (or ::ffff:0.0.0.0) goes to loopback, so the rules see 127.0.0.1 or ::1
+ * (the event keeps the address as written); loopback follows the rules
+ * like any other address. The egress program judges the destination in
+ * the packet itself, whatever the hooks were shown: a UDP datagram to an
+ * address the sendmsg hook did not see (a socket connected in another
+ * cgroup) is decided there, and a source route (IPv4 options, an IPv6
+ * routing header, whose first hop is not the destination the hooks
+ * judged) is refused outright, with rule source_route, as the
+ * setsockopt program refuses the options that set one.
  * An IPv4-mapped IPv6 address (::ffff:a.b.c.d) reaches a.b.c.d over IPv4,
  * so it is decided by the IPv4 rules (userspace also copies IPv6 rules
  * inside ::ffff:0:0/96 to the IPv4 tries).
@@ -74,7 +87,8 @@
  *     counted without an atomic fetch, so a race can refuse one connect
  *     too many, never admit one too many.
  *   - sendmsg hooks run only for UDP sends that name an address; a
- *     connected UDP socket was decided at connect().
+ *     connected UDP socket was decided at connect(), and every datagram
+ *     is decided again at egress.
  *   - The egress budget counts IP packets (headers, ACKs and loopback
  *     traffic included) when they leave, a GSO packet as a whole (up to
  *     64 KiB); the packet that would exceed it is dropped and so is
@@ -83,8 +97,9 @@
  *     softirq context and cannot read the current task on 6.1.
  *   - Inbound connections accepted by a listener of the call are not
  *     filtered (no ingress program).
- *   - UDP datagrams from a socket used by a task outside the call's
- *     cgroup are not decided (the sendmsg hooks see that task's cgroup).
+ *   - A datagram a socket of another cgroup sends is not decided (the
+ *     egress program keys by the socket's cgroup); one a call's socket
+ *     sends is, whoever sends it.
  *   - AF_PACKET sockets never reach cgroup/sock_create or cgroup_skb
  *     (Linux runs sock_create from inet_create/inet6_create only); the
  *     program refuses them in case a kernel does call it. Elsewhere they
@@ -106,6 +121,16 @@
 #define IPPROTO_TCP	6
 #define IPPROTO_UDP	17
 #define IPPROTO_UDPLITE	136
+#define NEXTHDR_HOP	0
+#define NEXTHDR_ROUTING	43
+#define NEXTHDR_DEST	60
+#define SOL_IP		0
+#define SOL_IPV6	41
+#define IP_OPTIONS	4
+#define IPV6_2292RTHDR	5
+#define IPV6_2292PKTOPTIONS 6
+#define IPV6_RTHDR	57
+#define PAGE_SIZE	4096
 
 #define MAX_CALLS	4096
 #define MAX_ENTRIES	16384
@@ -290,15 +315,13 @@ static __always_inline int guard4(__u64 cgid, __u32 ip, __u16 port, int on_lo)
 		return 0;
 	if (!on_lo && !is_local4(ip))
 		return 0;
-	if (!ip)
-		ip = bpf_htonl(0x7f000001);
 	return in_trie4(&svc4, cgid, ip, port) ? 0 : *g;
 }
 
 static __always_inline int guard6(__u64 cgid, const __u32 *ip6, __u16 port,
 				  int on_lo)
 {
-	__u32 key = port, *g, a[4];
+	__u32 key = port, *g;
 
 	if (v4mapped(ip6))
 		return guard4(cgid, ip6[3], port, on_lo);
@@ -307,13 +330,7 @@ static __always_inline int guard6(__u64 cgid, const __u32 *ip6, __u16 port,
 		return 0;
 	if (!on_lo && !is_local6(ip6))
 		return 0;
-	a[0] = ip6[0];
-	a[1] = ip6[1];
-	a[2] = ip6[2];
-	a[3] = ip6[3];
-	if (!a[0] && !a[1] && !a[2] && !a[3])
-		a[3] = bpf_htonl(1);
-	return in_trie6(&svc6, cgid, a, port) ? 0 : *g;
+	return in_trie6(&svc6, cgid, ip6, port) ? 0 : *g;
 }
 
 static __always_inline int allowed_by(const struct net_call *cfg, int rule)
@@ -388,11 +405,21 @@ static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u8 op,
 		ip6[1] = ctx->user_ip6[1];
 		ip6[2] = ctx->user_ip6[2];
 		ip6[3] = ctx->user_ip6[3];
-		rule = match_any6(cgid, ip6, port);
 	} else {
 		ip6[0] = ctx->user_ip4;
-		rule = match4(cgid, ip6[0], port);
 	}
+	__builtin_memcpy(ev.addr, ip6, 16);
+	/* The unspecified address is loopback to connect and send; to bind
+	 * it is every address. */
+	if (op != NET_OP_BIND) {
+		if (v6 && !ip6[0] && !ip6[1] && !ip6[2] && !ip6[3])
+			ip6[3] = bpf_htonl(1);
+		else if (v6 && v4mapped(ip6) && !ip6[3])
+			ip6[3] = bpf_htonl(0x7f000001);
+		else if (!v6 && !ip6[0])
+			ip6[0] = bpf_htonl(0x7f000001);
+	}
+	rule = v6 ? match_any6(cgid, ip6, port) : match4(cgid, ip6[0], port);
 	if (!rule)
 		rule = NET_RULE_DEFAULT;
 	if (rule != NET_RULE_DENY && op != NET_OP_BIND) {
@@ -417,7 +444,6 @@ static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u8 op,
 	ev.type = ctx->type;
 	ev.protocol = ctx->protocol;
 	ev.port = port;
-	__builtin_memcpy(ev.addr, ip6, 16);
 	ev.op = op;
 	ev.allowed = ok;
 	ev.rule = rule;
@@ -489,48 +515,89 @@ int cw_sock_create(struct bpf_sock *sk)
 	return cfg->raw_sockets ? 1 : 0;
 }
 
-enum check {
-	CHECK_NONE = 0,
-	CHECK_ALL,	/* rules, default and local services */
-	CHECK_LOCAL,	/* local services only */
-};
+static __always_inline int sets_source_route(int level, int name)
+{
+	if (level == SOL_IP)
+		return name == IP_OPTIONS;
+	return level == SOL_IPV6 &&
+	       (name == IPV6_RTHDR || name == IPV6_2292RTHDR ||
+		name == IPV6_2292PKTOPTIONS);
+}
+
+/* A source route makes the first hop, not the destination the connect
+ * and sendmsg hooks judged, receive the packet. */
+SEC("cgroup/setsockopt")
+int cw_setsockopt(struct bpf_sockopt *ctx)
+{
+	struct net_event ev = {};
+	struct bpf_sock *sk;
+	__u64 cgid;
+
+	if (!sets_source_route(ctx->level, ctx->optname) || ctx->optlen <= 0)
+		goto pass;
+	cgid = bpf_get_current_cgroup_id();
+	if (!bpf_map_lookup_elem(&calls, &cgid))
+		goto pass;
+	count_denied(cgid);
+	ev.cgid = cgid;
+	sk = ctx->sk;
+	if (sk) {
+		ev.family = sk->family;
+		ev.type = sk->type;
+		ev.protocol = sk->protocol;
+	}
+	ev.op = NET_OP_SETSOCKOPT;
+	ev.rule = NET_RULE_SOURCE_ROUTE;
+	ev.option = (__u32)ctx->level << 16 | (__u32)ctx->optname;
+	emit(&ev, 1);
+	return 0;
+pass:
+	/* The program sees one page of a larger value; 0 hands the kernel
+	 * the caller's own buffer. */
+	if (ctx->optlen > PAGE_SIZE)
+		ctx->optlen = 0;
+	return 1;
+}
 
 /*
- * What the packet's destination is decided by here: everything for
- * sockets the sock_addr programs never see (raw, ICMP, SCTP...), and for
- * the SYN of a TCP socket, since a connect made by another task (an MPTCP
+ * Whether the packet's destination must be decided here: always for
+ * sockets the sock_addr programs never see (raw, ICMP, SCTP...); for the
+ * SYN of a TCP socket, since a connect made by another task (an MPTCP
  * subflow opened by a kernel worker, a socket handed out of the call)
- * meets cgroup/connect* with that task's cgroup, not the call's; the
- * local services for every UDP datagram, whose real destination (an
- * address the kernel routes through loopback) the sendmsg hook may not
- * know.
+ * meets cgroup/connect* with that task's cgroup, not the call's; and for
+ * every UDP datagram, whose real destination (a socket connected in
+ * another cgroup, a source route) the sendmsg hook may not have seen.
  */
 static __always_inline int needs_check(struct __sk_buff *skb, __u16 *type)
 {
 	struct bpf_sock *sk = skb->sk;
 
 	if (!sk)
-		return CHECK_ALL;
+		return 1;
 	sk = bpf_sk_fullsock(sk);
 	if (!sk)
-		return CHECK_NONE; /* request and timewait sockets: replies */
+		return 0;	/* request and timewait sockets: TCP replies */
 	*type = sk->type;
 	if (sk->type == SOCK_STREAM && sk->protocol == IPPROTO_TCP)
-		return sk->state == BPF_TCP_SYN_SENT ? CHECK_ALL : CHECK_NONE;
-	if (sk->type == SOCK_DGRAM && (sk->protocol == IPPROTO_UDP ||
-				       sk->protocol == IPPROTO_UDPLITE))
-		return CHECK_LOCAL;
-	return CHECK_ALL;
+		return sk->state == BPF_TCP_SYN_SENT;
+	return 1;
 }
 
-/* Destination of the packet from its IP header (skb data starts there). */
+/*
+ * Destination of the packet from its IP header (skb data starts there).
+ * *srr: the packet carries IPv4 options or an IPv6 routing header (behind
+ * hop-by-hop and destination options, which unprivileged sockets cannot
+ * set but the port lies behind).
+ */
 static __always_inline int packet_dest(struct __sk_buff *skb,
-				       struct net_event *ev)
+				       struct net_event *ev, int *srr)
 {
-	__u8 b0 = 0, proto = 0;
+	__u8 b0 = 0, proto = 0, ext[2];
 	__u16 dport = 0;
 	__u32 l4;
+	int i;
 
+	*srr = 0;
 	if (bpf_skb_load_bytes(skb, 0, &b0, 1))
 		return -1;
 	if (b0 >> 4 == 4) {
@@ -539,12 +606,26 @@ static __always_inline int packet_dest(struct __sk_buff *skb,
 		    bpf_skb_load_bytes(skb, 16, ev->addr, 4))
 			return -1;
 		l4 = (b0 & 0xf) * 4;
+		*srr = l4 > 20;
 	} else if (b0 >> 4 == 6) {
 		ev->family = AF_INET6;
 		if (bpf_skb_load_bytes(skb, 6, &proto, 1) ||
 		    bpf_skb_load_bytes(skb, 24, ev->addr, 16))
 			return -1;
 		l4 = 40;
+#pragma unroll
+		for (i = 0; i < 3; i++) {
+			if (proto == NEXTHDR_ROUTING) {
+				*srr = 1;
+				break;
+			}
+			if (proto != NEXTHDR_HOP && proto != NEXTHDR_DEST)
+				break;
+			if (bpf_skb_load_bytes(skb, l4, ext, 2))
+				return -1;
+			proto = ext[0];
+			l4 += ((__u32)ext[1] + 1) * 8;
+		}
 	} else {
 		return -1;
 	}
@@ -564,7 +645,7 @@ int cw_egress(struct __sk_buff *skb)
 	__u32 ip6[4] = {};
 	__u64 cgid, len;
 	__u16 type = 0;
-	int rule, check, on_lo;
+	int rule, srr, on_lo;
 
 	cgid = bpf_skb_cgroup_id(skb);
 	cfg = bpf_map_lookup_elem(&calls, &cgid);
@@ -572,23 +653,20 @@ int cw_egress(struct __sk_buff *skb)
 		return 1;
 	ev.cgid = cgid;
 	ev.op = NET_OP_EGRESS;
-	check = needs_check(skb, &type);
-	if (check) {
+	if (needs_check(skb, &type)) {
 		ev.type = type;
-		rule = 0;
-		if (packet_dest(skb, &ev)) {
-			if (check == CHECK_ALL)
-				rule = NET_RULE_DEFAULT;
+		if (packet_dest(skb, &ev, &srr)) {
+			rule = NET_RULE_DEFAULT;
+		} else if (srr) {
+			rule = NET_RULE_SOURCE_ROUTE;
 		} else {
 			on_lo = skb->ifindex == LOOPBACK_IFINDEX;
 			__builtin_memcpy(ip6, ev.addr, 16);
-			if (check == CHECK_ALL) {
-				rule = ev.family == AF_INET ?
-					match4(cgid, ip6[0], ev.port) :
-					match_any6(cgid, ip6, ev.port);
-				if (!rule)
-					rule = NET_RULE_DEFAULT;
-			}
+			rule = ev.family == AF_INET ?
+				       match4(cgid, ip6[0], ev.port) :
+				       match_any6(cgid, ip6, ev.port);
+			if (!rule)
+				rule = NET_RULE_DEFAULT;
 			if (rule != NET_RULE_DENY)
 				ev.guard = ev.family == AF_INET ?
 					guard4(cgid, ip6[0], ev.port, on_lo) :
@@ -596,7 +674,7 @@ int cw_egress(struct __sk_buff *skb)
 			if (ev.guard)
 				rule = NET_RULE_LOCAL_SERVICE;
 		}
-		if (rule && !allowed_by(cfg, rule)) {
+		if (!allowed_by(cfg, rule)) {
 			count_denied(cgid);
 			ev.rule = rule;
 			emit(&ev, 0);
@@ -619,7 +697,7 @@ int cw_egress(struct __sk_buff *skb)
 	c->egress_exhausted = 1;
 	__sync_fetch_and_add(&c->denied, 1);
 	if (!ev.family)
-		packet_dest(skb, &ev);
+		packet_dest(skb, &ev, &srr);
 	ev.type = type;
 	ev.rule = NET_RULE_MAX_EGRESS_BYTES;
 	emit(&ev, 0);

@@ -16,6 +16,7 @@ enum net_op {
 	NET_OP_BIND,
 	NET_OP_SOCKET,
 	NET_OP_EGRESS,
+	NET_OP_SETSOCKOPT,
 };
 
 enum net_rule {
@@ -26,6 +27,7 @@ enum net_rule {
 	NET_RULE_MAX_CONNECTIONS,
 	NET_RULE_MAX_EGRESS_BYTES,
 	NET_RULE_LOCAL_SERVICE,
+	NET_RULE_SOURCE_ROUTE,	/* IPv4 options, an IPv6 routing header */
 };
 
 /* Map "guarded": what listens on a local port that calls may not reach. */
@@ -109,6 +111,7 @@ struct net_event {
 	__u8 allowed;
 	__u8 rule;		/* enum net_rule */
 	__u8 guard;		/* enum net_guard, NET_RULE_LOCAL_SERVICE */
+	__u32 option;		/* NET_OP_SETSOCKOPT: level << 16 | optname */
 };
 
 #endif

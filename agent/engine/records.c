@@ -218,6 +218,11 @@ json_t *cw_rec_net(const struct cw_bpfnet_event *ev)
 		json_object_update_new(rec, json_pack("{s:s, s:s}", "service",
 						      ev->service, "reason",
 						      service_reason(ev->service)));
+	if (rec && ev->option)
+		json_object_set_new(rec, "option", json_string(ev->option));
+	if (rec && ev->rule && !strcmp(ev->rule, "source_route"))
+		json_object_set_new(rec, "reason", json_string(
+			"a source route sends the packet to a first hop other than the destination the rules judged"));
 	return rec;
 }
 

@@ -24,6 +24,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,7 +131,7 @@ struct range {
 static const char *const op_names[] = {
 	[NET_OP_CONNECT] = "connect", [NET_OP_SENDMSG] = "sendmsg",
 	[NET_OP_BIND] = "bind",	      [NET_OP_SOCKET] = "socket",
-	[NET_OP_EGRESS] = "egress",
+	[NET_OP_EGRESS] = "egress",   [NET_OP_SETSOCKOPT] = "setsockopt",
 };
 
 static const char *const rule_names[] = {
@@ -141,7 +142,24 @@ static const char *const rule_names[] = {
 	[NET_RULE_MAX_CONNECTIONS] = "max_connections",
 	[NET_RULE_MAX_EGRESS_BYTES] = "max_egress_bytes",
 	[NET_RULE_LOCAL_SERVICE] = "local_service",
+	[NET_RULE_SOURCE_ROUTE] = "source_route",
 };
+
+/* The options cw_setsockopt refuses, by level << 16 | optname. */
+static const char *option_name(uint32_t option)
+{
+	switch (option) {
+	case IPPROTO_IP << 16 | IP_OPTIONS:
+		return "IP_OPTIONS";
+	case IPPROTO_IPV6 << 16 | IPV6_RTHDR:
+		return "IPV6_RTHDR";
+	case IPPROTO_IPV6 << 16 | IPV6_2292RTHDR:
+		return "IPV6_2292RTHDR";
+	case IPPROTO_IPV6 << 16 | IPV6_2292PKTOPTIONS:
+		return "IPV6_2292PKTOPTIONS";
+	}
+	return "unknown";
+}
 
 static const char *const guard_names[] = {
 	[NET_GUARD_ENVD] = "envd",
@@ -171,7 +189,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	ev.protocol = e->protocol;
 	ev.port = e->port;
 	if ((e->family == AF_INET || e->family == AF_INET6) &&
-	    e->op != NET_OP_SOCKET &&
+	    e->op != NET_OP_SOCKET && e->op != NET_OP_SETSOCKOPT &&
 	    !inet_ntop(e->family, e->addr, ev.addr, sizeof(ev.addr)))
 		ev.addr[0] = '\0';
 	ev.op = NAME_OF(op_names, e->op);
@@ -179,6 +197,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	ev.rule = NAME_OF(rule_names, e->rule);
 	if (e->guard)
 		ev.service = NAME_OF(guard_names, e->guard);
+	if (e->op == NET_OP_SETSOCKOPT)
+		ev.option = option_name(e->option);
 	b->ndrained++;
 	if (b->cb)
 		b->cb(b->cb_ctx, &ev);
@@ -263,12 +283,17 @@ static bool is_call(const struct cw_bpfnet *b, uint64_t cgid)
 	return false;
 }
 
+/*
+ * A call's own listener stays reachable from the calls. Where the kernel
+ * does not say a socket's cgroup (listeners read from /proc/net), only
+ * those of root and of the agent's user are known not to be the calls'.
+ */
 static void on_listener(void *ctx, const struct cw_netscan_listener *l)
 {
 	struct cw_bpfnet *b = ctx;
 
-	/* A call's own listener stays reachable from the calls. */
-	if (!l->cgroup_id || !is_call(b, l->cgroup_id))
+	if (l->cgroup_known ? !is_call(b, l->cgroup_id) :
+			      l->uid == 0 || l->uid == geteuid())
 		b->seen[l->port] = 1;
 }
 

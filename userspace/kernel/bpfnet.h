@@ -74,14 +74,16 @@ struct cw_bpfnet_event {
 	char addr[64];		/* printable address, "" when none */
 	uint16_t port;
 	const char *op;		/* "connect", "sendmsg", "bind", "socket",
-				 * "egress" */
+				 * "egress", "setsockopt" */
 	bool allowed;
 	const char *rule;	/* "deny", "allow", "default", "raw_sockets",
 				 * "max_connections", "max_egress_bytes",
-				 * "local_service" */
+				 * "local_service", "source_route" */
 	const char *service;	/* with "local_service": what listens there,
 				 * "envd", "mcp_gateway", "agent" or
 				 * "listener"; else NULL */
+	const char *option;	/* with "setsockopt": the option refused,
+				 * "IP_OPTIONS", "IPV6_RTHDR" ...; else NULL */
 };
 
 /* Drains the ring buffer, calling cb for each event; returns the number

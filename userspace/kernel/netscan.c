@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -159,9 +160,71 @@ static int on_sock(const struct nlmsghdr *h, void *p)
 	for (rta = (const struct rtattr *)(m + 1); RTA_OK(rta, len);
 	     rta = RTA_NEXT(rta, len))
 		if (rta->rta_type == INET_DIAG_CGROUP_ID &&
-		    RTA_PAYLOAD(rta) >= sizeof(uint64_t))
+		    RTA_PAYLOAD(rta) >= sizeof(uint64_t)) {
 			memcpy(&l.cgroup_id, RTA_DATA(rta), sizeof(uint64_t));
+			l.cgroup_known = true;
+		}
 	s->cb(s->ctx, &l);
+	return 0;
+}
+
+/* One /proc/net table: "sl local:port rem:port st ... uid timeout inode". */
+static int proc_table(const char *path, int family, int protocol,
+		      void (*cb)(void *ctx, const struct cw_netscan_listener *l),
+		      void *ctx)
+{
+	struct cw_netscan_listener l;
+	unsigned port, st, uid;
+	char line[512];
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	/* the header line */
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " %*u: %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x %*x %u",
+			   &port, &st, &uid) != 3 || !port || port > 65535)
+			continue;
+		if (protocol == IPPROTO_TCP && st != TCP_LISTEN_STATE)
+			continue;
+		memset(&l, 0, sizeof(l));
+		l.family = family;
+		l.protocol = protocol;
+		l.port = (uint16_t)port;
+		l.uid = uid;
+		cb(ctx, &l);
+	}
+	fclose(f);
+	return 0;
+}
+
+int cw_netscan_listeners_proc(void (*cb)(void *ctx,
+					 const struct cw_netscan_listener *l),
+			      void *ctx)
+{
+	static const struct {
+		const char *path;
+		int family, protocol;
+	} t[] = {
+		{ "/proc/net/tcp", AF_INET, IPPROTO_TCP },
+		{ "/proc/net/tcp6", AF_INET6, IPPROTO_TCP },
+		{ "/proc/net/udp", AF_INET, IPPROTO_UDP },
+		{ "/proc/net/udp6", AF_INET6, IPPROTO_UDP },
+	};
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		ret = proc_table(t[i].path, t[i].family, t[i].protocol, cb,
+				 ctx);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -193,6 +256,10 @@ int cw_netscan_listeners(void (*cb)(void *ctx,
 			s.protocol = protocols[j];
 			ret = dump(NETLINK_SOCK_DIAG, &req, sizeof(req),
 				   on_sock, &s);
+			/* No inet diagnostics at all (TCP over IPv4 is the
+			 * first asked): all of it from /proc/net. */
+			if (ret == -ENOENT && !i && !j)
+				return cw_netscan_listeners_proc(cb, ctx);
 			/* a kernel without UDP or IPv6 diagnostics */
 			if (ret == -ENOENT || ret == -EAFNOSUPPORT)
 				ret = 0;

@@ -23,14 +23,21 @@ struct cw_netscan_listener {
 	int family;
 	int protocol;		/* IPPROTO_TCP or IPPROTO_UDP */
 	uint16_t port;		/* host order, never 0 */
-	uint64_t cgroup_id;	/* the socket's cgroup v2 id; 0 unknown */
+	uint64_t cgroup_id;	/* the socket's cgroup v2 id, when known */
+	bool cgroup_known;	/* false: read from /proc/net (a kernel
+				 * without inet sock_diag), uid only */
 	uint32_t uid;
 };
 
-/* Calls cb for every listener of the current network namespace. 0 or
- * -errno. */
+/* Calls cb for every listener of the current network namespace, from
+ * sock_diag, else from /proc/net/{tcp,tcp6,udp,udp6}. 0 or -errno. */
 int cw_netscan_listeners(void (*cb)(void *ctx,
 				    const struct cw_netscan_listener *l),
 			 void *ctx);
+/* The same from /proc/net alone (what a kernel without inet sock_diag
+ * gets; tests). */
+int cw_netscan_listeners_proc(void (*cb)(void *ctx,
+					 const struct cw_netscan_listener *l),
+			      void *ctx);
 
 #endif

@@ -235,6 +235,7 @@ struct op {
 	int family, type, protocol;
 	bool nonblock;		/* connect: EINPROGRESS counts as success */
 	int count;		/* op_connect_n, op_refused_n */
+	bool elsewhere;		/* op_sendto: connected outside the call */
 };
 
 static socklen_t sockaddr_of(const struct op *o, struct sockaddr_storage *ss)
@@ -307,6 +308,19 @@ static int op_refused_n(const void *arg)
 	return 0;
 }
 
+static int join(const char *dir)
+{
+	char procs[PATH_MAX + 16];
+	int fd;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "0", 1) != 1)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 static int op_sendto(const void *arg)
 {
 	const struct op *o = arg;
@@ -317,6 +331,15 @@ static int op_sendto(const void *arg)
 	fd = socket(ss.ss_family, SOCK_DGRAM, 0);
 	if (fd < 0)
 		return 230;
+	if (o->elsewhere) {
+		/* no hook sees this connect, nor the send without an
+		 * address */
+		if (join(F.own))
+			return 231;
+		if (connect(fd, (struct sockaddr *)&ss, len))
+			return 232;
+		return send(fd, "x", 1, 0) == 1 ? 0 : errno;
+	}
 	if (sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len) != 1)
 		return errno;
 	return 0;
@@ -366,19 +389,6 @@ static int op_raw_ping(const void *arg)
 	h.checksum = htons((uint16_t)~(ICMP_ECHO << 8));
 	if (sendto(fd, &h, sizeof(h), 0, (struct sockaddr *)&ss, len) < 0)
 		return errno;
-	return 0;
-}
-
-static int join(const char *dir)
-{
-	char procs[PATH_MAX + 16];
-	int fd;
-
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
-	fd = open(procs, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, "0", 1) != 1)
-		return -1;
-	close(fd);
 	return 0;
 }
 
@@ -438,6 +448,62 @@ static int wait_child(pid_t pid)
 static int run_in(int cg, int (*fn)(const void *), const void *arg)
 {
 	return wait_child(spawn_in(cg, fn, arg));
+}
+
+/* NOP, then a loose source route through 127.0.0.1. */
+static const uint8_t lsrr[8] = { 1, 0x83, 7, 4, 127, 0, 0, 1 };
+
+/* sendmsg with a source route in its ancillary data (as root, which the
+ * kernel lets set one): 0 or the errno. */
+static int op_sendmsg_lsrr(const void *arg)
+{
+	const struct op *o = arg;
+	union {
+		char buf[CMSG_SPACE(sizeof(lsrr))];
+		struct cmsghdr align;
+	} u;
+	struct sockaddr_storage ss;
+	struct iovec iov = { .iov_base = "x", .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	int fd;
+
+	m.msg_name = &ss;
+	m.msg_namelen = sockaddr_of(o, &ss);
+	m.msg_control = u.buf;
+	m.msg_controllen = sizeof(u.buf);
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = IPPROTO_IP;
+	c->cmsg_type = IP_RETOPTS;
+	c->cmsg_len = CMSG_LEN(sizeof(lsrr));
+	memcpy(CMSG_DATA(c), lsrr, sizeof(lsrr));
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return 230;
+	return sendmsg(fd, &m, 0) == 1 ? 0 : errno;
+}
+
+static int op_set_ip_options(const void *arg)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	(void)arg;
+	if (fd < 0)
+		return 230;
+	return setsockopt(fd, IPPROTO_IP, IP_OPTIONS, lsrr, sizeof(lsrr)) ?
+		       errno : 0;
+}
+
+/* A socket option that sets no route: 0 or the errno. */
+static int op_set_tos(const void *arg)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), tos = 0x10;
+
+	(void)arg;
+	if (fd < 0)
+		return 230;
+	return setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) ? errno :
+									  0;
 }
 
 /* ---- rules and events ---- */
@@ -1291,30 +1357,77 @@ static void test_unconfigured_cgroup(void **state)
 	assert_int_equal(0, drain());
 }
 
+/* A socket of the call connected by fn from outside it: port a passes,
+ * port b (denied) fails with err and one egress event of that type. */
+static void checked_at_egress(int (*fn)(const void *), uint16_t pa,
+			      uint16_t pb, int err, int type, int protocol)
+{
+	struct cw_net_rule deny[1];
+	struct op a = { .addr = "127.0.0.1", .port = pa, .elsewhere = true };
+	struct op b = { .addr = "127.0.0.1", .port = pb, .elsewhere = true };
+	struct cw_sandbox sb;
+	int c;
+
+	deny[0] = rule("127.0.0.1", 32, pb, pb);
+	c = new_cg("c1");
+	sandbox(&sb, true, deny, 1, NULL, 0);
+	configure(c, &sb);
+	assert_int_equal(0, run_in(c, fn, &a));
+	assert_int_equal(0, drain());
+	assert_int_equal(err, run_in(c, fn, &b));
+	assert_int_equal(1, drain());
+	assert_event(0, c, "egress", AF_INET, "127.0.0.1", pb, "deny", false);
+	assert_int_equal(type, F.ev[0].type);
+	assert_int_equal(protocol, F.ev[0].protocol);
+}
+
 /* A call's TCP socket connected by a task outside the call: the connect
  * hook sees that task's cgroup, the SYN is still decided in egress. */
 static void test_syn_checked(void **state)
 {
-	struct cw_net_rule deny[1];
-	struct op a = { .addr = "127.0.0.1", .port = F.port_a };
-	struct op b = { .addr = "127.0.0.1", .port = F.port_b };
+	(void)state;
+	NEED_ROOT();
+	checked_at_egress(op_connect_elsewhere, F.port_a, F.port_b, ETIMEDOUT,
+			  SOCK_STREAM, IPPROTO_TCP);
+}
+
+/* A UDP datagram is judged by the egress program too: a socket connected
+ * outside the call reaches no sendmsg hook. */
+static void test_udp_checked_at_egress(void **state)
+{
+	(void)state;
+	NEED_ROOT();
+	checked_at_egress(op_sendto, F.uport_a, F.uport_b,
+			  EPERM, SOCK_DGRAM, IPPROTO_UDP);
+}
+
+/* Source routes: the option is refused at setsockopt, a route in a
+ * datagram's ancillary data is dropped at egress; other options and the
+ * datagram without a route pass. */
+static void test_source_routes(void **state)
+{
+	struct op a = { .addr = "127.0.0.1", .port = F.uport_a };
 	struct cw_sandbox sb;
 	int c;
 
 	(void)state;
 	NEED_ROOT();
-	deny[0] = rule("127.0.0.1", 32, F.port_b, F.port_b);
 	c = new_cg("c1");
-	sandbox(&sb, true, deny, 1, NULL, 0);
+	sandbox(&sb, true, NULL, 0, NULL, 0);
 	configure(c, &sb);
-	assert_int_equal(0, run_in(c, op_connect_elsewhere, &a));
-	assert_int_equal(0, drain());
-	assert_int_equal(ETIMEDOUT, run_in(c, op_connect_elsewhere, &b));
+	assert_int_equal(EPERM, run_in(c, op_set_ip_options, NULL));
 	assert_int_equal(1, drain());
-	assert_event(0, c, "egress", AF_INET, "127.0.0.1", F.port_b, "deny",
-		     false);
-	assert_int_equal(SOCK_STREAM, F.ev[0].type);
-	assert_int_equal(IPPROTO_TCP, F.ev[0].protocol);
+	assert_string_equal("setsockopt", F.ev[0].op);
+	assert_string_equal("source_route", F.ev[0].rule);
+	assert_string_equal("IP_OPTIONS", F.ev[0].option);
+	assert_int_equal(F.last_pid, F.ev[0].pid);
+	assert_int_equal(0, run_in(c, op_set_tos, NULL));
+	assert_int_equal(EPERM, run_in(c, op_sendmsg_lsrr, &a));
+	assert_int_equal(1, drain());
+	assert_event(0, c, "egress", AF_INET, "127.0.0.1", F.uport_a,
+		     "source_route", false);
+	assert_int_equal(0, run_in(c, op_sendto, &a));
+	assert_int_equal(0, drain());
 }
 
 /* Loaded as on a kernel without BTF: nothing may need it. */
@@ -1509,6 +1622,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unconfigured_cgroup,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_syn_checked, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_udp_checked_at_egress,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_source_routes, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_no_kernel_btf, setup,
 						teardown),

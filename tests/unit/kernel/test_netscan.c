@@ -2,7 +2,8 @@
 /*
  * netscan against the running kernel: the loopback addresses are among the
  * machine's addresses, and a TCP listener and a bound UDP socket of this
- * process are found with its port, uid and cgroup, and gone once closed.
+ * process are found with its port, uid and cgroup (from sock_diag; from
+ * /proc/net without the cgroup), and gone once closed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -105,29 +106,43 @@ static void test_addrs(void **state)
 		print_message("# note: IPv6 is on but lo has no ::1\n");
 }
 
-static void test_listeners(void **state)
+/* source: cw_netscan_listeners or cw_netscan_listeners_proc */
+static void listeners_from(int (*source)(void (*cb)(void *,
+				const struct cw_netscan_listener *), void *),
+			   bool with_cgroup)
 {
 	uint64_t cg = own_cgroup_id();
 	struct seen s;
 	int t, u;
 
-	(void)state;
 	memset(&s, 0, sizeof(s));
 	t = bound(SOCK_STREAM, &s.tcp_port);
 	u = bound(SOCK_DGRAM, &s.udp_port);
-	assert_int_equal(0, cw_netscan_listeners(on_listener, &s));
+	assert_int_equal(0, source(on_listener, &s));
 	assert_int_equal(1, s.tcp_hits);
 	assert_int_equal(1, s.udp_hits);
 	assert_int_equal(geteuid(), s.tcp_uid);
 	/* the socket's cgroup, where there is a v2 hierarchy */
-	if (cg)
+	if (with_cgroup && cg)
 		assert_int_equal(cg, s.tcp_cgroup);
 	close(t);
 	close(u);
 	s.tcp_hits = s.udp_hits = 0;
-	assert_int_equal(0, cw_netscan_listeners(on_listener, &s));
+	assert_int_equal(0, source(on_listener, &s));
 	assert_int_equal(0, s.tcp_hits);
 	assert_int_equal(0, s.udp_hits);
+}
+
+static void test_listeners(void **state)
+{
+	(void)state;
+	listeners_from(cw_netscan_listeners, true);
+}
+
+static void test_listeners_proc(void **state)
+{
+	(void)state;
+	listeners_from(cw_netscan_listeners_proc, false);
 }
 
 int main(void)
@@ -135,6 +150,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_addrs),
 		cmocka_unit_test(test_listeners),
+		cmocka_unit_test(test_listeners_proc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
