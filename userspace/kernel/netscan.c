@@ -22,23 +22,18 @@
 
 #define TCP_LISTEN_STATE 10	/* TCP_LISTEN of include/net/tcp_states.h */
 
-/* Sends req (len bytes, a whole netlink message) and calls on_msg for
- * every message of the answer. 0 or -errno. */
-static int dump(int proto, const void *req, size_t len,
+/* Sends req (len bytes, a whole netlink message) on the netlink socket
+ * fd and calls on_msg for every message of the answer. 0 or -errno. */
+static int dump(int fd, const void *req, size_t len,
 		int (*on_msg)(const struct nlmsghdr *h, void *ctx), void *ctx)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	static __thread uint32_t buf[8192];
-	int fd, ret = 0, done = 0;
+	int ret = 0, done = 0;
 	ssize_t n;
 
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, proto);
-	if (fd < 0)
+	if (sendto(fd, req, len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
-	if (sendto(fd, req, len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		ret = -errno;
-		goto out;
-	}
 	while (!done) {
 		struct nlmsghdr *h;
 
@@ -72,7 +67,6 @@ static int dump(int proto, const void *req, size_t len,
 		}
 	}
 out:
-	close(fd);
 	return ret;
 }
 
@@ -123,13 +117,19 @@ int cw_netscan_addrs(void (*cb)(void *ctx, int family, const uint8_t *addr,
 		struct ifaddrmsg m;
 	} req;
 	struct addr_ctx a = { cb, ctx };
+	int fd, ret;
 
 	memset(&req, 0, sizeof(req));
 	req.h.nlmsg_len = sizeof(req);
 	req.h.nlmsg_type = RTM_GETADDR;
 	req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	req.m.ifa_family = AF_UNSPEC;
-	return dump(NETLINK_ROUTE, &req, sizeof(req), on_addr, &a);
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	ret = dump(fd, &req, sizeof(req), on_addr, &a);
+	close(fd);
+	return ret;
 }
 
 struct sock_ctx {
@@ -239,9 +239,13 @@ int cw_netscan_listeners(void (*cb)(void *ctx,
 		struct inet_diag_req_v2 r;
 	} req;
 	struct sock_ctx s = { cb, ctx, 0 };
+	int fd, ret = 0;
 	size_t i, j;
-	int ret;
 
+	/* one socket for the four dumps */
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -errno;
 	for (i = 0; i < 2; i++)
 		for (j = 0; j < 2; j++) {
 			memset(&req, 0, sizeof(req));
@@ -254,17 +258,20 @@ int cw_netscan_listeners(void (*cb)(void *ctx,
 			req.r.idiag_states = protocols[j] == IPPROTO_TCP ?
 					     1u << TCP_LISTEN_STATE : ~0u;
 			s.protocol = protocols[j];
-			ret = dump(NETLINK_SOCK_DIAG, &req, sizeof(req),
-				   on_sock, &s);
+			ret = dump(fd, &req, sizeof(req), on_sock, &s);
 			/* No inet diagnostics at all (TCP over IPv4 is the
 			 * first asked): all of it from /proc/net. */
-			if (ret == -ENOENT && !i && !j)
+			if (ret == -ENOENT && !i && !j) {
+				close(fd);
 				return cw_netscan_listeners_proc(cb, ctx);
+			}
 			/* a kernel without UDP or IPv6 diagnostics */
 			if (ret == -ENOENT || ret == -EAFNOSUPPORT)
 				ret = 0;
 			if (ret)
-				return ret;
+				goto out;
 		}
-	return 0;
+out:
+	close(fd);
+	return ret;
 }
