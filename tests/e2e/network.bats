@@ -188,6 +188,22 @@ JSON
 	assert_equal "$(refusals | sort | tr '\n' ,)" "127.0.0.1 7101 listener,127.0.0.1 7101 listener,"
 	run jq -r 'select(.type == "net" and .rule == "local_service") | .reason' "$AUDIT"
 	assert_output --partial "a socket outside the calls listens on this local port"
+	# under a default deny the service is listed in allow too
+	cat >"$T/svc-deny.json" <<'JSON'
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "network": {"default": "deny", "allow": ["127.0.0.1/32:7101-7102"],
+              "local_services": ["127.0.0.1:7102"]}}}}}
+JSON
+	rm -f "$AUDIT"
+	: >"$T/hits"
+	: >"$T/ready"
+	netmcp 4,127.0.0.1,7101 4,127.0.0.1,7102 -- --policy "$T/svc-deny.json" -- \
+		"$(call_json 1 "$(try 127.0.0.1 7101 127.0.0.1 7102)")"
+	[ -s "$T/ready" ] || fail "no listeners: $(cat "$T/err")"
+	run text 1
+	assert_output --partial "127.0.0.1 7101 EPERM"
+	assert_output --partial "127.0.0.1 7102 hi"
+	assert_equal "$(refusals)" "127.0.0.1 7101 listener"
 }
 
 @test "network: a dev server a background call started is reachable from the next call" {
