@@ -483,6 +483,50 @@ static int op_sendmsg_lsrr(const void *arg)
 	return sendmsg(fd, &m, 0) == 1 ? 0 : errno;
 }
 
+/* The same over IPv6: a type 2 routing header through ::1 (the only type
+ * the kernel takes as ancillary data, with CONFIG_IPV6_MIP6). */
+static int op_sendmsg_rthdr(const void *arg)
+{
+	const struct op *o = arg;
+	uint8_t rth[24] = { 0, 2, 2, 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(rth))];
+		struct cmsghdr align;
+	} u;
+	struct sockaddr_storage ss;
+	struct iovec iov = { .iov_base = "x", .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	int fd;
+
+	rth[23] = 1;
+	m.msg_name = &ss;
+	m.msg_namelen = sockaddr_of(o, &ss);
+	m.msg_control = u.buf;
+	m.msg_controllen = sizeof(u.buf);
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = IPPROTO_IPV6;
+	c->cmsg_type = IPV6_RTHDR;
+	c->cmsg_len = CMSG_LEN(sizeof(rth));
+	memcpy(CMSG_DATA(c), rth, sizeof(rth));
+	fd = socket(AF_INET6, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return 230;
+	return sendmsg(fd, &m, 0) == 1 ? 0 : errno;
+}
+
+static int op_set_rthdr(const void *arg)
+{
+	uint8_t rth[24] = { 0, 2, 2, 1 };
+	int fd = socket(AF_INET6, SOCK_DGRAM, 0);
+
+	(void)arg;
+	if (fd < 0)
+		return 230;
+	return setsockopt(fd, IPPROTO_IPV6, IPV6_RTHDR, rth, sizeof(rth)) ?
+		       errno : 0;
+}
+
 static int op_set_ip_options(const void *arg)
 {
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -1407,8 +1451,9 @@ static void test_udp_checked_at_egress(void **state)
 static void test_source_routes(void **state)
 {
 	struct op a = { .addr = "127.0.0.1", .port = F.uport_a };
+	struct op a6 = { .addr = "::1", .port = F.uport_a };
 	struct cw_sandbox sb;
-	int c;
+	int c, r;
 
 	(void)state;
 	NEED_ROOT();
@@ -1428,6 +1473,18 @@ static void test_source_routes(void **state)
 		     "source_route", false);
 	assert_int_equal(0, run_in(c, op_sendto, &a));
 	assert_int_equal(0, drain());
+	assert_int_equal(EPERM, run_in(c, op_set_rthdr, NULL));
+	assert_int_equal(1, drain());
+	assert_string_equal("IPV6_RTHDR", F.ev[0].option);
+	r = run_in(c, op_sendmsg_rthdr, &a6);
+	if (r == EINVAL) {
+		print_message("# this kernel takes no routing header as ancillary data (no CONFIG_IPV6_MIP6): setsockopt is the only way to set one\n");
+		assert_int_equal(0, drain());
+		return;
+	}
+	assert_int_equal(EPERM, r);
+	assert_int_equal(1, drain());
+	assert_event(0, c, "egress", AF_INET6, "::1", 0, "source_route", false);
 }
 
 /* Loaded as on a kernel without BTF: nothing may need it. */
