@@ -228,17 +228,54 @@ int cw_netscan_listeners_proc(void (*cb)(void *ctx,
 	return 0;
 }
 
+struct diag_req {
+	struct nlmsghdr h;
+	struct inet_diag_req_v2 r;
+};
+
+/* The dump of one family's sockets of one protocol: TCP listeners only,
+ * every bound UDP socket. */
+static void diag_req(struct diag_req *req, int family, int protocol)
+{
+	memset(req, 0, sizeof(*req));
+	req->h.nlmsg_len = sizeof(*req);
+	req->h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req->h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req->r.sdiag_family = (uint8_t)family;
+	req->r.sdiag_protocol = (uint8_t)protocol;
+	req->r.idiag_states = protocol == IPPROTO_TCP ?
+				      1u << TCP_LISTEN_STATE : ~0u;
+}
+
+static void no_listener(void *ctx, const struct cw_netscan_listener *l)
+{
+	(void)ctx;
+	(void)l;
+}
+
+int cw_netscan_inet_diag(void)
+{
+	struct sock_ctx s = { no_listener, NULL, IPPROTO_TCP };
+	struct diag_req req;
+	int fd, ret;
+
+	diag_req(&req, AF_INET, IPPROTO_TCP);
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -errno;
+	ret = dump(fd, &req, sizeof(req), on_sock, &s);
+	close(fd);
+	return ret;
+}
+
 int cw_netscan_listeners(void (*cb)(void *ctx,
 				    const struct cw_netscan_listener *l),
 			 void *ctx)
 {
 	static const int families[] = { AF_INET, AF_INET6 };
 	static const int protocols[] = { IPPROTO_TCP, IPPROTO_UDP };
-	struct {
-		struct nlmsghdr h;
-		struct inet_diag_req_v2 r;
-	} req;
 	struct sock_ctx s = { cb, ctx, 0 };
+	struct diag_req req;
 	int fd, ret = 0;
 	size_t i, j;
 
@@ -248,15 +285,7 @@ int cw_netscan_listeners(void (*cb)(void *ctx,
 		return -errno;
 	for (i = 0; i < 2; i++)
 		for (j = 0; j < 2; j++) {
-			memset(&req, 0, sizeof(req));
-			req.h.nlmsg_len = sizeof(req);
-			req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-			req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-			req.r.sdiag_family = (uint8_t)families[i];
-			req.r.sdiag_protocol = (uint8_t)protocols[j];
-			/* TCP: listeners only; UDP: every bound socket */
-			req.r.idiag_states = protocols[j] == IPPROTO_TCP ?
-					     1u << TCP_LISTEN_STATE : ~0u;
+			diag_req(&req, families[i], protocols[j]);
 			s.protocol = protocols[j];
 			ret = dump(fd, &req, sizeof(req), on_sock, &s);
 			/* No inet diagnostics at all (TCP over IPv4 is the

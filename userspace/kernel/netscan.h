@@ -34,6 +34,10 @@ struct cw_netscan_listener {
 int cw_netscan_listeners(void (*cb)(void *ctx,
 				    const struct cw_netscan_listener *l),
 			 void *ctx);
+/* 0 when the kernel answers inet sock_diag (listeners come with their
+ * cgroup), -ENOENT when it has none, else -errno. */
+int cw_netscan_inet_diag(void);
+
 /* The same from /proc/net alone (what a kernel without inet sock_diag
  * gets; tests). */
 int cw_netscan_listeners_proc(void (*cb)(void *ctx,

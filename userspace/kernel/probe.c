@@ -38,6 +38,7 @@
 #include <bpf/libbpf.h>
 
 #include "kernel/mountinfo.h"
+#include "kernel/netscan.h"
 #include "kernel/probe.h"
 #include "lib/util.h"
 
@@ -1013,6 +1014,21 @@ out:
 /* ------------------------------------------------------------------ */
 /* fanotify                                                            */
 
+/* Without it bpf_net reads listeners from /proc/net, which names their
+ * user but not their cgroup. */
+static void probe_sock_diag_inet(struct probe_ctx *c)
+{
+	struct cw_probe_item *it = &c->p->item[CW_FEAT_SOCK_DIAG_INET];
+	int ret = cw_netscan_inet_diag();
+
+	if (!ret)
+		item_set(it, true, "listeners are read with their cgroup");
+	else
+		item_errno(it, -ret, ret == -ENOENT ?
+			   "no inet sock_diag (CONFIG_INET_DIAG, or its module not loaded): local services guard only root's and the agent's listeners" :
+			   NULL);
+}
+
 static void probe_fanotify(struct probe_ctx *c)
 {
 	struct cw_probe_item *it = &c->p->item[CW_FEAT_FANOTIFY];
@@ -1088,6 +1104,7 @@ static const struct {
 	[CW_FEAT_BPF_TRACEPOINT] = { "bpf_tracepoint", probe_bpf_tracepoint },
 	[CW_FEAT_BPF_LSM] = { "bpf_lsm", probe_bpf_lsm },
 	[CW_FEAT_FANOTIFY] = { "fanotify", probe_fanotify },
+	[CW_FEAT_SOCK_DIAG_INET] = { "sock_diag_inet", probe_sock_diag_inet },
 };
 
 const char *cw_probe_name(enum cw_feature f)

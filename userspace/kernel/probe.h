@@ -25,6 +25,8 @@ enum cw_feature {
 	CW_FEAT_BPF_TRACEPOINT,		/* BPF on tracepoints */
 	CW_FEAT_BPF_LSM,		/* BPF LSM programs attach */
 	CW_FEAT_FANOTIFY,		/* fanotify with permission events */
+	CW_FEAT_SOCK_DIAG_INET,		/* inet sock_diag: listeners with their
+					 * cgroup (bpf_net's local services) */
 	CW_FEAT_COUNT,
 };
 

@@ -34,7 +34,7 @@ static const char *const names[CW_FEAT_COUNT] = {
 	"seccomp", "seccomp_notify", "landlock", "cgroup2",
 	"cgroup_v1_memory", "cgroup_v1_pids", "bpf_cgroup_sock_addr",
 	"bpf_cgroup_sock", "bpf_cgroup_skb", "bpf_ringbuf", "kernel_btf",
-	"bpf_tracepoint", "bpf_lsm", "fanotify",
+	"bpf_tracepoint", "bpf_lsm", "fanotify", "sock_diag_inet",
 };
 
 /* One probe of the unmodified machine, shared by the read-only tests. */
@@ -165,6 +165,7 @@ static void test_seccomp_landlock_fanotify(void **state)
 	assert_non_null(strstr(base.item[CW_FEAT_LANDLOCK].detail, want));
 
 	assert_item(&base, CW_FEAT_FANOTIFY, true);
+	assert_item(&base, CW_FEAT_SOCK_DIAG_INET, true);
 }
 
 static void test_cgroups(void **state)
