@@ -140,21 +140,19 @@ export CW_EXPECT_CGROUP=v2
 export CW_E2E_FLOOD=5000
 # the HTTP soak: 10 clients x 10 calls (after 10 each to warm up), not 50 x 200
 export CW_E2E_SOAK="10 10"
-case ",${passes:-full}," in *,full,*) run_pass full ;; esac
+# The suites whose outcome depends on what the kernel offers (event
+# sources, BPF without BTF or JIT, Landlock, cgroups, namespaces, seccomp,
+# probe and required layers) run in both passes. The MCP, HTTP, approval,
+# reload, SDK and docs suites run the same code on any kernel and run on
+# the host (make check); vmtest.suites=all adds them to the full pass.
+kernel_suites=(tests/e2e/{audit,audit_cli,cli,concurrency,layers,namespaces,network,run_command,seccomp,trace}.bats)
+suites=$(sed -n 's/.*vmtest\.suites=\([^ ]*\).*/\1/p' /proc/cmdline)
 case ",${passes:-full}," in
-*,e2b,*)
-	# The suites whose outcome depends on what the kernel offers (event
-	# sources, BPF without BTF or JIT, Landlock, cgroups, seccomp, probe
-	# and required layers). The MCP, HTTP, approval and reload suites run
-	# the same code on any kernel and ran in the full pass; leaving them
-	# out keeps both passes inside CI's time under emulation.
-<<<<<<< HEAD
-	run_pass e2b tests/e2e/{audit,audit_cli,cli,concurrency,layers,namespaces,run_command,seccomp,trace}.bats
-=======
-	run_pass e2b tests/e2e/{audit,audit_cli,cli,concurrency,layers,network,run_command,seccomp,trace}.bats
->>>>>>> a594fa3 (vmtest: the e2b pass runs network.bats (local services, link-local ranges, datagram destinations and source routes depend on the kernel's BPF and netlink))
+*,full,*)
+	if [ "$suites" = all ]; then run_pass full; else run_pass full "${kernel_suites[@]}"; fi
 	;;
 esac
+case ",${passes:-full}," in *,e2b,*) run_pass e2b "${kernel_suites[@]}" ;; esac
 echo "=== vmtest done" >&5
 exec 5>&-
 say "done"

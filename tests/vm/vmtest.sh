@@ -18,7 +18,9 @@
 # with the reason), VMTEST_KERNEL_PKG (a linux-image-* package for the full
 # pass, default: what linux-image-cloud-amd64 depends on), VMTEST_TIMEOUT
 # (seconds, 4200, for all boots together), VMTEST_MEM (MiB, 2048),
-# VMTEST_CPUS (2), VMTEST_PASSES ("full e2b"), VMTEST_FILTER (a regex
+# VMTEST_CPUS (2), VMTEST_PASSES ("full e2b"), VMTEST_SUITES ("all": every
+# e2e file in the full pass, not only those whose outcome depends on the
+# kernel; see init.sh), VMTEST_FILTER (a regex
 # without spaces: only the tests it matches, bats -f), VMTEST_HEARTBEAT
 # (seconds of silence that mean the guest stopped, 180), VMTEST_RESTARTS
 # (2 per pass), VMTEST_CPU (qemu -cpu, "max,-la57"), VMTEST_TCG_THREAD
@@ -46,6 +48,7 @@ MEM=${VMTEST_MEM:-2048}
 CPUS=${VMTEST_CPUS:-2}
 PASSES=${VMTEST_PASSES:-full e2b}
 FILTER=${VMTEST_FILTER:-}
+SUITES=${VMTEST_SUITES:-}
 HEARTBEAT=${VMTEST_HEARTBEAT:-180}
 MAX_RESTARTS=${VMTEST_RESTARTS:-2}
 
@@ -294,6 +297,7 @@ build_kernel_part() {
 # --- run ---------------------------------------------------------------------
 
 case "$FILTER" in *[[:space:]]*) die "VMTEST_FILTER must not contain spaces (use . for one)" ;; esac
+case "$SUITES" in "" | all) ;; *) die "VMTEST_SUITES: \"$SUITES\" is not all (or empty: the kernel's suites)" ;; esac
 [ -x "$BUILD/cmdwarden" ] || die "$BUILD/cmdwarden is not built; run make"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing; run make deps"
 for pass in $PASSES; do
@@ -378,7 +382,7 @@ boot() {
 		-accel "tcg,thread=${VMTEST_TCG_THREAD:-multi}" -cpu "${VMTEST_CPU:-max,-la57}" -smp "$CPUS" -m "$MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$KERNEL" -initrd "$INITRD" \
-		-append "console=ttyS0 loglevel=5 panic=-1 watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=1 rdinit=/init mitigations=off $KAPPEND vmtest.passes=$pass${FILTER:+ vmtest.filter=$FILTER}${resume:+ vmtest.resume=$pass:$resume}" \
+		-append "console=ttyS0 loglevel=5 panic=-1 watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=1 rdinit=/init mitigations=off $KAPPEND vmtest.passes=$pass${FILTER:+ vmtest.filter=$FILTER}${SUITES:+ vmtest.suites=$SUITES}${resume:+ vmtest.resume=$pass:$resume}" \
 		-chardev file,id=con,path="$VM/console.$pass.$n.log" \
 		-chardev file,id=res,path="$VM/results.$pass.$n.log" \
 		-chardev file,id=hb,path="$VM/heartbeat.$pass.$n.log" \
