@@ -949,16 +949,14 @@ static void answer_denials(const struct cw_spawn_opts *o,
 	}
 }
 
-/* The command's wait status, as the call's init wrote it; false when init
+/* The command's wait status, as the call's init wrote it; none when init
  * was killed first (SIGKILL to the group): then init's own stands. */
-static bool take_init_status(int fd, int *status)
+static void take_init_status(int fd, int *status)
 {
 	int st;
 
-	if (fd < 0 || read(fd, &st, sizeof(st)) != (ssize_t)sizeof(st))
-		return false;
-	*status = st;
-	return true;
+	if (fd >= 0 && read(fd, &st, sizeof(st)) == (ssize_t)sizeof(st))
+		*status = st;
 }
 
 static void supervise(pid_t pid, struct stream s[2], int status_fd,
@@ -970,10 +968,8 @@ static void supervise(pid_t pid, struct stream s[2], int status_fd,
 	const struct cw_spawn_watch *w = o->watch;
 	int64_t deadline, kill_at = -1, drain_until = -1, now, next, start;
 	int64_t tick_at = -1;
-	struct pollfd pfd[6];
+	struct pollfd pfd[5];
 	int pidfd, status = 0, n, i, rc, t, lis_at, cancel_at = -1;
-	int status_at, cmd_status = 0;
-	bool have_cmd = false, status_done = false;
 	int cancel_fd = w ? w->cancel_fd : -1;
 	bool exited = false;
 
@@ -1046,15 +1042,6 @@ static void supervise(pid_t pid, struct stream s[2], int status_fd,
 			pfd[n].revents = 0;
 			cancel_at = n++;
 		}
-		status_at = -1;
-		if (!exited && status_fd >= 0 && !status_done) {
-			/* init writes it as soon as the command has ended:
-			 * no need to wait for init's own exit to know. */
-			pfd[n].fd = status_fd;
-			pfd[n].events = POLLIN;
-			pfd[n].revents = 0;
-			status_at = n++;
-		}
 		if (!exited && pidfd >= 0) {
 			pfd[n].fd = pidfd;
 			pfd[n].events = POLLIN;
@@ -1079,14 +1066,8 @@ static void supervise(pid_t pid, struct stream s[2], int status_fd,
 			r->cancelled = true;
 			kill(-pid, SIGKILL);
 		}
-		if (status_at >= 0 && rc > 0 && pfd[status_at].revents) {
-			/* The status, or EOF: init was killed first. */
-			have_cmd = take_init_status(status_fd, &cmd_status);
-			status_done = true;
-		}
-		if (have_cmd ||
-		    (pidfd >= 0 ? (rc > 0 && pfd[n - 1].revents) :
-				  exited_nowait(pid))) {
+		if (pidfd >= 0 ? (rc > 0 && pfd[n - 1].revents) :
+				 exited_nowait(pid)) {
 			/* Still a zombie: its pid pins the group id. */
 			kill(-pid, SIGKILL);
 			if (waitpid_eintr(pid, &status, 0) != pid)
@@ -1101,8 +1082,7 @@ static void supervise(pid_t pid, struct stream s[2], int status_fd,
 	}
 	if (pidfd >= 0)
 		close(pidfd);
-	if (have_cmd || take_init_status(status_fd, &cmd_status))
-		status = cmd_status;
+	take_init_status(status_fd, &status);
 	if (WIFSIGNALED(status)) {
 		r->exit_code = -1;
 		r->term_signal = WTERMSIG(status);
