@@ -197,44 +197,6 @@ static void test_stdout_stderr(void **state)
 	assert_no_zombie();
 }
 
-/* As root, the call's own IPC, pid and mount namespaces: the shell is
- * pid 2 under the call's init, the result names both; the twin shares
- * the agent's namespaces and runs as the group's leader. */
-static void test_namespaces(void **state)
-{
-	char mine[64], want[128];
-	ssize_t n;
-	struct run x;
-
-	(void)state;
-	if (geteuid() != 0)
-		skip();
-	n = readlink("/proc/self/ns/pid", mine, sizeof(mine) - 1);
-	assert_true(n > 0);
-	mine[n] = '\0';
-	run_simple(&x, "echo $$; readlink /proc/self/ns/pid /proc/self/ns/ipc");
-	assert_true(x.r.own_namespaces);
-	assert_true(x.r.own_proc);
-	assert_true(x.r.command_pid > 0);
-	assert_int_not_equal(x.r.pid, x.r.command_pid);
-	assert_int_equal(x.r.pid, x.seen.pid);
-	assert_int_equal(0, strncmp(x.r.out, "2\npid:[", 7));
-	assert_null(strstr(x.r.out, mine));
-	cw_spawn_result_free(&x.r);
-	assert_no_zombie();
-
-	run_init(&x, "echo $$");
-	x.o.share_namespaces = true;
-	assert_int_equal(0, run_go(&x));
-	assert_false(x.r.own_namespaces);
-	assert_false(x.r.own_proc);
-	snprintf(want, sizeof(want), "%d\n", (int)x.r.pid);
-	assert_string_equal(want, x.r.out);
-	assert_int_equal(x.r.pid, x.r.command_pid);
-	cw_spawn_result_free(&x.r);
-	assert_no_zombie();
-}
-
 static void test_exit_codes(void **state)
 {
 	struct run x;
@@ -817,7 +779,6 @@ int main(void)
 		cmocka_unit_test(test_agent_not_root),
 		cmocka_unit_test(test_without_pidfd),
 		cmocka_unit_test(test_parallel_calls),
-		cmocka_unit_test(test_namespaces),
 	};
 	return cmocka_run_group_tests_name("spawn", tests, NULL, NULL);
 }
