@@ -110,8 +110,7 @@ json_t *cw_rec_exit(const struct cw_exit_facts *f)
 	json_t *rec;
 
 	rec = json_pack("{s:i, s:I, s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:b, s:b}",
-			"pid", (int)(run->command_pid ? run->command_pid :
-				     run->pid), "uid", (json_int_t)f->uid,
+			"pid", (int)run->pid, "uid", (json_int_t)f->uid,
 			"gid", (json_int_t)f->gid, "cwd", f->cwd,
 			"exit_code", run->exit_code,
 			"signal", run->term_signal, "duration_ms",

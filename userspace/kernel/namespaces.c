@@ -164,21 +164,17 @@ static int remount(const char *tree, bool exec)
 	return 0;
 }
 
-int cw_ns_memfd_sysctl_open(void)
+/* 2 in this pid namespace's vm.memfd_noexec; false where there is none. */
+static int memfd_noexec(bool *set)
 {
-	return open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
-}
-
-/* 2 in this pid namespace's vm.memfd_noexec: the value is the writer's
- * pid namespace's, whoever opened the file. */
-static int memfd_noexec(int fd, bool *set)
-{
+	int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
 	ssize_t n;
 
 	*set = false;
 	if (fd < 0)
-		return 0;
+		return errno == ENOENT ? 0 : -errno;
 	n = write(fd, "2", 1);
+	close(fd);
 	if (n != 1)
 		return n < 0 ? -errno : -EIO;
 	*set = true;
@@ -186,8 +182,8 @@ static int memfd_noexec(int fd, bool *set)
 }
 
 int cw_ns_setup_mounts(bool proc, const struct cw_ns_mounts *m,
-		       int memfd_fd, struct cw_ns_outcome *out,
-		       enum cw_ns_step *step, size_t *index)
+		       struct cw_ns_outcome *out, enum cw_ns_step *step,
+		       size_t *index)
 {
 	const unsigned long pflags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
 	size_t i;
@@ -221,5 +217,5 @@ int cw_ns_setup_mounts(bool proc, const struct cw_ns_mounts *m,
 			return rc;
 	}
 	*step = CW_NS_MEMFD;
-	return memfd_noexec(memfd_fd, &out->memfd_noexec);
+	return memfd_noexec(&out->memfd_noexec);
 }

@@ -57,17 +57,12 @@ struct cw_ns_outcome {
 	bool memfd_noexec;	/* vm.memfd_noexec 2 in its pid namespace */
 };
 
-/* vm.memfd_noexec opened for writing (O_CLOEXEC), in the agent: the call
- * writes it without an open of its own (its opens are audited and count
- * towards sandbox.files). -1 where the kernel has none (before 6.3). */
-int cw_ns_memfd_sysctl_open(void);
-
 /* In the new mount namespace: no propagation back to the sandbox's; with
  * proc, a /proc of the caller's pid namespace; the trees of m re-mounted;
- * executable memfds refused through memfd_fd (cw_ns_memfd_sysctl_open;
- * -1: none). 0, or -errno with *step and *index the one that failed. */
+ * executable memfds refused (vm.memfd_noexec, 6.3+) where the kernel has
+ * it. 0, or -errno with *step and *index the one that failed. */
 int cw_ns_setup_mounts(bool proc, const struct cw_ns_mounts *m,
-		       int memfd_fd, struct cw_ns_outcome *out,
-		       enum cw_ns_step *step, size_t *index);
+		       struct cw_ns_outcome *out, enum cw_ns_step *step,
+		       size_t *index);
 
 #endif

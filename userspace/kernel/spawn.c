@@ -178,7 +178,6 @@ struct plan {
 				 * first process is their init */
 	bool own_proc;		/* a /proc of the call's own is wanted */
 	struct cw_ns_mounts mounts; /* the trees to re-mount */
-	int fd_memfd;		/* vm.memfd_noexec, opened here; -1: none */
 	int fd_status;		/* init writes the command's wait status */
 	int fd_agent;		/* pidfd of the agent; -1 when none */
 };
@@ -351,8 +350,8 @@ static void enter_mounts(const struct plan *pl)
 	size_t index = 0;
 	ssize_t n;
 
-	rc = cw_ns_setup_mounts(pl->own_proc, &pl->mounts, pl->fd_memfd,
-				&got, &step, &index);
+	rc = cw_ns_setup_mounts(pl->own_proc, &pl->mounts, &got, &step,
+				&index);
 	if (rc < 0)
 		child_fail(fd, STEP_NS_MOUNT, -rc,
 			   (long)step | (long)(index << 8));
@@ -764,11 +763,8 @@ static int open_fds(int out[2], int errp[2], int rp[2], int *devnull,
 		cw_error_set(err, "pipe: %s", errstr(-rc, eb, sizeof(eb)));
 		return rc;
 	}
-	/* Messages keep reports and the listener apart; EOF at execve.
-	 * Their senders' pids come with them, as the agent sees them. */
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rp) < 0 ||
-	    setsockopt(rp[0], SOL_SOCKET, SO_PASSCRED, &(int){ 1 },
-		       sizeof(int)) < 0) {
+	/* Messages keep reports and the listener apart; EOF at execve. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rp) < 0) {
 		rc = -errno;
 		cw_error_set(err, "socketpair: %s",
 			     errstr(-rc, eb, sizeof(eb)));
@@ -1399,14 +1395,11 @@ static pid_t start_child(const struct cw_spawn_opts *o, struct plan *pl,
 	return fork();
 }
 
-/* One message from the child: a report, possibly with a descriptor, and
- * the sender's pid as the agent sees it (SO_PASSCRED; 0 when none). */
-static ssize_t recv_report(int fd, struct child_report *rep, int *lfd,
-			   pid_t *from)
+/* One message from the child: a report, possibly with a descriptor. */
+static ssize_t recv_report(int fd, struct child_report *rep, int *lfd)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int)) +
-			 CMSG_SPACE(sizeof(struct ucred))];
+		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = { .iov_base = rep, .iov_len = sizeof(*rep) };
@@ -1426,14 +1419,6 @@ static ssize_t recv_report(int fd, struct child_report *rep, int *lfd,
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 		    c->cmsg_len == CMSG_LEN(sizeof(int)))
 			memcpy(lfd, CMSG_DATA(c), sizeof(int));
-		if (c->cmsg_level == SOL_SOCKET &&
-		    c->cmsg_type == SCM_CREDENTIALS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
-			struct ucred cr;
-
-			memcpy(&cr, CMSG_DATA(c), sizeof(cr));
-			*from = cr.pid;
-		}
 	}
 	return got;
 }
@@ -1477,7 +1462,7 @@ static void plan_fill(struct plan *pl, const struct cw_spawn_opts *o,
  */
 static int await_exec(int rfd, pid_t pid, const struct plan *pl,
 		      struct cw_seccomp_listener **lis, long *ns_got,
-		      pid_t *command, struct cw_error *err)
+		      struct cw_error *err)
 {
 	struct child_report rep;
 	int status;
@@ -1485,10 +1470,9 @@ static int await_exec(int rfd, pid_t pid, const struct plan *pl,
 
 	for (;;) {
 		int lfd = -1;
-		pid_t from = 0;
 
 		memset(&rep, 0, sizeof(rep));
-		got = recv_report(rfd, &rep, &lfd, &from);
+		got = recv_report(rfd, &rep, &lfd);
 		if (got == (ssize_t)sizeof(rep) && rep.step == STEP_LISTENER &&
 		    lfd >= 0 && !*lis) {
 			*lis = cw_seccomp_listener_new(lfd);
@@ -1504,10 +1488,7 @@ static int await_exec(int rfd, pid_t pid, const struct plan *pl,
 		}
 		if (got == (ssize_t)sizeof(rep) && rep.step == STEP_NS_DONE &&
 		    lfd < 0) {
-			/* Sent by the command's process: its pid here. */
 			*ns_got = rep.arg;
-			if (from > 0)
-				*command = from;
 			continue;
 		}
 		if (lfd >= 0)
@@ -1539,7 +1520,6 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	int devnull = -1, v2procs = -1, rc, i, stp[2] = { -1, -1 };
 	void *init_stack = NULL;	/* init's, until it is reaped */
 	long ns_got = 0;
-	pid_t command;
 	int64_t timeout_ms, grace_ms, sb_ms, start;
 	const struct cw_sandbox *sb;
 	const char *argv[4];
@@ -1612,12 +1592,10 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	 * could not be kept, the call keeps the sandbox's /proc. */
 	pl.own_proc = pl.own_ns &&
 		      (!o->landlock || cw_landlock_can_move_proc(o->landlock));
-	pl.fd_memfd = -1;
 	if (pl.own_ns) {
 		rc = cw_ns_mounts_plan(sb, &pl.mounts, err);
 		if (rc < 0)
 			goto out;
-		pl.fd_memfd = cw_ns_memfd_sysctl_open();
 	}
 	pl.fd_agent = pl.own_ns ? (int)syscall(SYS_pidfd_open, getpid(), 0) :
 				  -1;
@@ -1637,12 +1615,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	close_fd(&v2procs);
 	close_fd(&stp[1]);
-	/* Not through the plan: init and the command's process may share
-	 * this memory and still read it. */
-	if (pl.fd_agent >= 0)
-		close(pl.fd_agent);
-	if (pl.fd_memfd >= 0)
-		close(pl.fd_memfd);
+	close_fd(&pl.fd_agent);
 	if (rc < 0) {
 		cw_error_set(err, "fork: %s", errstr(-rc, eb, sizeof(eb)));
 		goto out;
@@ -1652,14 +1625,12 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	close_fd(&errp[1]);
 	close_fd(&rp[1]);
 
-	command = pid;
-	rc = await_exec(rp[0], pid, &pl, &lis, &ns_got, &command, err);
+	rc = await_exec(rp[0], pid, &pl, &lis, &ns_got, err);
 	if (rc < 0)
 		goto out;
 	close_fd(&rp[0]);
 
 	r->pid = pid;
-	r->command_pid = command;
 	if (o->on_launch)
 		o->on_launch(o->ctx, pid, u->uid, u->gid, pl.cwd);
 

@@ -96,10 +96,7 @@ struct cw_spawn_result {
 	int64_t duration_us;
 	pid_t pid;		/* the first process, in the agent's pid
 				 * namespace: the call's init with
-				 * own_namespaces, else the shell; the
-				 * process group the command runs in */
-	pid_t command_pid;	/* the shell, in the agent's pid namespace
-				 * (pid 2 in the call's) */
+				 * own_namespaces, else the shell */
 	bool own_namespaces;	/* own IPC, pid and mount namespaces */
 	bool own_proc;		/* and a /proc of its own pid namespace */
 	bool memfd_noexec;	/* memfds cannot be executed (6.3+) */
