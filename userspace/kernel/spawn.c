@@ -129,13 +129,9 @@ enum child_step {
 	STEP_CGROUP,
 	STEP_LANDLOCK,
 	STEP_LISTENER,		/* not a failure: the seccomp listener */
-	STEP_NS_MOUNT,		/* arg: the enum cw_ns_step | index << 8 */
-	STEP_NS_DONE,		/* not a failure: arg has NS_GOT_* bits */
+	STEP_NS_MOUNT,		/* arg: the enum cw_ns_step */
 	STEP_INIT_START,	/* the call's init starting the command */
 };
-
-#define NS_GOT_PROC	1
-#define NS_GOT_MEMFD	2
 
 struct child_report {
 	int step;
@@ -176,8 +172,7 @@ struct plan {
 	int join_v2;		/* the v2 one, when clone3 could not place us */
 	bool own_ns;		/* cloned into the call's namespaces: the
 				 * first process is their init */
-	bool own_proc;		/* a /proc of the call's own is wanted */
-	struct cw_ns_mounts mounts; /* the trees to re-mount */
+	bool own_proc;		/* init mounts a /proc of the call's own */
 	int fd_status;		/* init writes the command's wait status */
 	int fd_agent;		/* pidfd of the agent; -1 when none */
 };
@@ -344,22 +339,11 @@ static void enter_session(const struct plan *pl)
 static void enter_mounts(const struct plan *pl)
 {
 	enum cw_ns_step step = CW_NS_PROPAGATION;
-	struct cw_ns_outcome got;
-	struct child_report rep = { .step = STEP_NS_DONE };
 	int fd = pl->fd_report, rc, proc;
-	size_t index = 0;
-	ssize_t n;
 
-	rc = cw_ns_setup_mounts(pl->own_proc, &pl->mounts, &got, &step,
-				&index);
+	rc = cw_ns_setup_mounts(pl->own_proc, &step);
 	if (rc < 0)
-		child_fail(fd, STEP_NS_MOUNT, -rc,
-			   (long)step | (long)(index << 8));
-	rep.arg = (got.proc ? NS_GOT_PROC : 0) |
-		  (got.memfd_noexec ? NS_GOT_MEMFD : 0);
-	do {
-		n = write(fd, &rep, sizeof(rep));
-	} while (n < 0 && errno == EINTR);
+		child_fail(fd, STEP_NS_MOUNT, -rc, step);
 	if (!pl->own_proc || !pl->landlock)
 		return;
 	proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -609,40 +593,6 @@ static const char *rlimit_name(long r)
 	return "rlimit";
 }
 
-static void ns_mount_error(const struct child_report *rep,
-			   const struct plan *pl, const char *es,
-			   struct cw_error *err)
-{
-	size_t i = (size_t)rep->arg >> 8;
-
-	switch (rep->arg & 0xff) {
-	case CW_NS_PROC:
-		cw_error_set(err, "the call's mount namespace: mounting its "
-			     "/proc: %s", es);
-		break;
-	case CW_NS_NOEXEC:
-		cw_error_set(err, "the call's mount namespace: re-mounting "
-			     "filesystem.write tree \"%s\" noexec: %s",
-			     i < pl->mounts.nnoexec ? pl->mounts.noexec[i] :
-			     "?", es);
-		break;
-	case CW_NS_EXEC:
-		cw_error_set(err, "the call's mount namespace: giving "
-			     "filesystem.exec tree \"%s\" exec back: %s",
-			     i < pl->mounts.nexec ? pl->mounts.exec[i] : "?",
-			     es);
-		break;
-	case CW_NS_MEMFD:
-		cw_error_set(err, "the call's pid namespace: setting "
-			     "vm.memfd_noexec: %s", es);
-		break;
-	default:
-		cw_error_set(err, "the call's mount namespace: making its "
-			     "mounts slaves: %s", es);
-		break;
-	}
-}
-
 static void report_error(const struct child_report *rep,
 			 const struct plan *pl, struct cw_error *err)
 {
@@ -699,7 +649,9 @@ static void report_error(const struct child_report *rep,
 		cw_error_set(err, "landlock_restrict_self: %s", es);
 		break;
 	case STEP_NS_MOUNT:
-		ns_mount_error(rep, pl, es, err);
+		cw_error_set(err, "the call's mount namespace: %s: %s",
+			     rep->arg == CW_NS_PROC ? "mounting its /proc" :
+			     "making its mounts slaves", es);
 		break;
 	case STEP_INIT_START:
 		cw_error_set(err, "the call's init starting the command: %s",
@@ -1461,8 +1413,7 @@ static void plan_fill(struct plan *pl, const struct cw_spawn_opts *o,
  * first, into *lis. 0 or -errno.
  */
 static int await_exec(int rfd, pid_t pid, const struct plan *pl,
-		      struct cw_seccomp_listener **lis, long *ns_got,
-		      struct cw_error *err)
+		      struct cw_seccomp_listener **lis, struct cw_error *err)
 {
 	struct child_report rep;
 	int status;
@@ -1484,11 +1435,6 @@ static int await_exec(int rfd, pid_t pid, const struct plan *pl,
 				rep.err = ENOMEM;
 				break;
 			}
-			continue;
-		}
-		if (got == (ssize_t)sizeof(rep) && rep.step == STEP_NS_DONE &&
-		    lfd < 0) {
-			*ns_got = rep.arg;
 			continue;
 		}
 		if (lfd >= 0)
@@ -1519,7 +1465,6 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, rp[2] = { -1, -1 };
 	int devnull = -1, v2procs = -1, rc, i, stp[2] = { -1, -1 };
 	void *init_stack = NULL;	/* init's, until it is reaped */
-	long ns_got = 0;
 	int64_t timeout_ms, grace_ms, sb_ms, start;
 	const struct cw_sandbox *sb;
 	const char *argv[4];
@@ -1592,11 +1537,6 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	 * could not be kept, the call keeps the sandbox's /proc. */
 	pl.own_proc = pl.own_ns &&
 		      (!o->landlock || cw_landlock_can_move_proc(o->landlock));
-	if (pl.own_ns) {
-		rc = cw_ns_mounts_plan(sb, &pl.mounts, err);
-		if (rc < 0)
-			goto out;
-	}
 	pl.fd_agent = pl.own_ns ? (int)syscall(SYS_pidfd_open, getpid(), 0) :
 				  -1;
 
@@ -1625,7 +1565,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	close_fd(&errp[1]);
 	close_fd(&rp[1]);
 
-	rc = await_exec(rp[0], pid, &pl, &lis, &ns_got, err);
+	rc = await_exec(rp[0], pid, &pl, &lis, err);
 	if (rc < 0)
 		goto out;
 	close_fd(&rp[0]);
@@ -1639,8 +1579,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	out[0] = errp[0] = -1;
 	r->seccomp_audited = lis != NULL;
 	r->own_namespaces = pl.own_ns;
-	r->own_proc = (ns_got & NS_GOT_PROC) != 0;
-	r->memfd_noexec = (ns_got & NS_GOT_MEMFD) != 0;
+	r->own_proc = pl.own_proc;
 	supervise(pid, s, pl.own_ns ? stp[0] : -1, timeout_ms, grace_ms, o,
 		  &lis, r);
 	r->duration_us = cw_mono_us() - start;
@@ -1671,7 +1610,6 @@ out:
 	/* Every path here has reaped init (or never started it). */
 	if (init_stack)
 		munmap(init_stack, INIT_STACK);
-	cw_ns_mounts_free(&pl.mounts);
 	env_free(&env);
 	cw_user_free(&t);
 	return rc;

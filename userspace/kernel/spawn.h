@@ -99,7 +99,6 @@ struct cw_spawn_result {
 				 * own_namespaces, else the shell */
 	bool own_namespaces;	/* own IPC, pid and mount namespaces */
 	bool own_proc;		/* and a /proc of its own pid namespace */
-	bool memfd_noexec;	/* memfds cannot be executed (6.3+) */
 	bool seccomp_audited;	/* denials came to the agent */
 	uint64_t seccomp_denied; /* syscalls answered with EPERM */
 };
