@@ -36,15 +36,6 @@ int cw_landlock_fd(const struct cw_landlock *l);
 /* Restricts the calling thread. Needs no_new_privs. Async-signal-safe.
  * 0 or -errno. */
 int cw_landlock_apply(const struct cw_landlock *l);
-int cw_landlock_apply_fd(int ruleset_fd);
-
-/* For a call with a procfs of its own mounted at /proc: the same ruleset,
- * built again with the rules on the agent's /proc (and beneath it) given
- * to the procfs proc_fd is the root of. Async-signal-safe: made in the
- * call's init. The ruleset descriptor, or -errno (-ENOTSUP when the
- * rules could not be kept: cw_landlock_can_move_proc says so first). */
-bool cw_landlock_can_move_proc(const struct cw_landlock *l);
-int cw_landlock_build_for_proc(const struct cw_landlock *l, int proc_fd);
 
 /* True when the ruleset no longer matches the filesystem: a granted path
  * now names another file or directory, a directory listed to leave out a

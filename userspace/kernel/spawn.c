@@ -60,7 +60,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -70,7 +69,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kernel/namespaces.h"
 #include "kernel/spawn.h"
 #include "kernel/user.h"
 
@@ -129,8 +127,6 @@ enum child_step {
 	STEP_CGROUP,
 	STEP_LANDLOCK,
 	STEP_LISTENER,		/* not a failure: the seccomp listener */
-	STEP_NS_MOUNT,		/* arg: the enum cw_ns_step */
-	STEP_INIT_START,	/* the call's init starting the command */
 };
 
 struct child_report {
@@ -170,11 +166,6 @@ struct plan {
 	const int *join;	/* v1 tasks descriptors to write "0" to */
 	size_t njoin;
 	int join_v2;		/* the v2 one, when clone3 could not place us */
-	bool own_ns;		/* cloned into the call's namespaces: the
-				 * first process is their init */
-	bool own_proc;		/* init mounts a /proc of the call's own */
-	int fd_status;		/* init writes the command's wait status */
-	int fd_agent;		/* pidfd of the agent; -1 when none */
 };
 
 struct envv {
@@ -319,57 +310,20 @@ static void send_listener(int fd, int lfd)
 		child_fail(fd, STEP_SECCOMP, n < 0 ? errno : EIO, 0);
 }
 
-/* Its own session, then the call's cgroups before anything can fork. */
-static void enter_session(const struct plan *pl)
-{
-	int fd = pl->fd_report;
-	size_t i;
-
-	if (setsid() < 0)
-		child_fail(fd, STEP_SETSID, errno, 0);
-	for (i = 0; i < pl->njoin; i++)
-		if (write(pl->join[i], "0", 1) != 1)
-			child_fail(fd, STEP_CGROUP, errno, 0);
-	if (pl->join_v2 >= 0 && write(pl->join_v2, "0", 1) != 1)
-		child_fail(fd, STEP_CGROUP, errno, 0);
-}
-
-/* The call's mount namespace, while still root: no propagation back, its
- * own /proc, and the Landlock rules on /proc moved onto it. */
-static void enter_mounts(const struct plan *pl)
-{
-	enum cw_ns_step step = CW_NS_PROPAGATION;
-	int fd = pl->fd_report, rc, proc;
-
-	rc = cw_ns_setup_mounts(pl->own_proc, &step);
-	if (rc < 0)
-		child_fail(fd, STEP_NS_MOUNT, -rc, step);
-	if (!pl->own_proc || !pl->landlock)
-		return;
-	proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (proc < 0)
-		child_fail(fd, STEP_LANDLOCK, errno, 0);
-	rc = cw_landlock_build_for_proc(pl->landlock, proc);
-	close(proc);
-	if (rc < 0)
-		child_fail(fd, STEP_LANDLOCK, -rc, 0);
-	/* The plan is this child's to write: its own copy, or shared with
-	 * an init (or agent thread) that reads no descriptor from it. */
-	((struct plan *)pl)->fd_landlock = rc;
-}
-
 static void __attribute__((noreturn)) child_run(const struct plan *pl)
 {
 	int fd = pl->fd_report;
 	size_t i;
 	int rc;
 
-	/* Under the call's init, which has done it: the command stays in
-	 * init's process group, the one the parent signals. */
-	if (!pl->own_ns)
-		enter_session(pl);
-	else
-		enter_mounts(pl);
+	if (setsid() < 0)
+		child_fail(fd, STEP_SETSID, errno, 0);
+	/* Join the call's cgroups before anything can fork. */
+	for (i = 0; i < pl->njoin; i++)
+		if (write(pl->join[i], "0", 1) != 1)
+			child_fail(fd, STEP_CGROUP, errno, 0);
+	if (pl->join_v2 >= 0 && write(pl->join_v2, "0", 1) != 1)
+		child_fail(fd, STEP_CGROUP, errno, 0);
 	/* The parent moved all four descriptors above 2, so none of the
 	 * dup2 calls overwrites a later source. */
 	if (dup2(pl->fd_in, 0) < 0 || dup2(pl->fd_out, 1) < 0 ||
@@ -387,15 +341,12 @@ static void __attribute__((noreturn)) child_run(const struct plan *pl)
 		child_fail(fd, STEP_CHDIR, errno, 0);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		child_fail(fd, STEP_PDEATHSIG, errno, 0);
-	/* The parent is init (pid 1 of the call's namespace) or the agent. */
-	if (getppid() != (pl->own_ns ? 1 : pl->ppid))
+	if (getppid() != pl->ppid)
 		child_fail(fd, STEP_PARENT_GONE, ESRCH, 0);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(fd, STEP_NO_NEW_PRIVS, errno, 0);
 	if (pl->landlock) {
-		/* With its own /proc, the ruleset init made for it. */
-		rc = pl->own_proc ? cw_landlock_apply_fd(pl->fd_landlock) :
-				    cw_landlock_apply(pl->landlock);
+		rc = cw_landlock_apply(pl->landlock);
 		if (rc < 0)
 			child_fail(fd, STEP_LANDLOCK, -rc, 0);
 	}
@@ -648,15 +599,6 @@ static void report_error(const struct child_report *rep,
 	case STEP_LANDLOCK:
 		cw_error_set(err, "landlock_restrict_self: %s", es);
 		break;
-	case STEP_NS_MOUNT:
-		cw_error_set(err, "the call's mount namespace: %s: %s",
-			     rep->arg == CW_NS_PROC ? "mounting its /proc" :
-			     "making its mounts slaves", es);
-		break;
-	case STEP_INIT_START:
-		cw_error_set(err, "the call's init starting the command: %s",
-			     es);
-		break;
 	default:
 		cw_error_set(err, "launch step %d: %s", rep->step, es);
 		break;
@@ -697,20 +639,17 @@ static pid_t waitpid_eintr(pid_t pid, int *status, int flags)
 	return r;
 }
 
-/* The output pipes, the error pipe, /dev/null and, with stp, the pipe the
- * call's init reports the command's wait status on; every end the child
+/* The output pipes, the error pipe and /dev/null; every end the child
  * uses is above 2 and every descriptor is CLOEXEC. */
 static int open_fds(int out[2], int errp[2], int rp[2], int *devnull,
-		    int *stp, struct cw_error *err)
+		    struct cw_error *err)
 {
-	int *child_ends[] = { devnull, &out[1], &errp[1], &rp[1],
-			      stp ? &stp[1] : devnull };
+	int *child_ends[] = { devnull, &out[1], &errp[1], &rp[1] };
 	char eb[128];
 	size_t i;
 	int rc;
 
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
-	    (stp && pipe2(stp, O_CLOEXEC) < 0)) {
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		rc = -errno;
 		cw_error_set(err, "pipe: %s", errstr(-rc, eb, sizeof(eb)));
 		return rc;
@@ -739,8 +678,7 @@ static int open_fds(int out[2], int errp[2], int rp[2], int *devnull,
 	}
 	/* Only the parent's ends: the child's stdout must block. */
 	if (fcntl(out[0], F_SETFL, O_NONBLOCK) < 0 ||
-	    fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0 ||
-	    (stp && fcntl(stp[0], F_SETFL, O_NONBLOCK) < 0)) {
+	    fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0) {
 		rc = -errno;
 		cw_error_set(err, "fcntl(O_NONBLOCK): %s",
 			     errstr(-rc, eb, sizeof(eb)));
@@ -897,18 +835,7 @@ static void answer_denials(const struct cw_spawn_opts *o,
 	}
 }
 
-/* The command's wait status, as the call's init wrote it; none when init
- * was killed first (SIGKILL to the group): then init's own stands. */
-static void take_init_status(int fd, int *status)
-{
-	int st;
-
-	if (fd >= 0 && read(fd, &st, sizeof(st)) == (ssize_t)sizeof(st))
-		*status = st;
-}
-
-static void supervise(pid_t pid, struct stream s[2], int status_fd,
-		      int64_t timeout_ms,
+static void supervise(pid_t pid, struct stream s[2], int64_t timeout_ms,
 		      int64_t grace_ms, const struct cw_spawn_opts *o,
 		      struct cw_seccomp_listener **lis,
 		      struct cw_spawn_result *r)
@@ -1030,7 +957,6 @@ static void supervise(pid_t pid, struct stream s[2], int status_fd,
 	}
 	if (pidfd >= 0)
 		close(pidfd);
-	take_init_status(status_fd, &status);
 	if (WIFSIGNALED(status)) {
 		r->exit_code = -1;
 		r->term_signal = WTERMSIG(status);
@@ -1096,160 +1022,6 @@ static void child_entry(void *pl)
 #endif
 
 /*
- * The call's init: pid 1 of the call's pid namespace. A pid 1 takes only
- * the signals it has a handler for, even from the agent, SIGKILL aside,
- * and its death kills the whole namespace: the shell as pid 1 would ignore
- * `kill -TERM $$` and a timeout's SIGTERM. So init starts the command as
- * pid 2 in its own process group (the command's child sets the mounts up
- * and goes on as child_run), keeps every signal blocked (the agent's
- * handlers are in its table), reaps orphans, and when the command's main
- * process ends writes its wait status to the agent and exits: the
- * namespace's other processes die with it, as the group's stragglers did.
- *
- * Where the launcher shares the agent's memory (x86_64), init does too,
- * but it outlives the launch and runs beside the agent's threads: it runs
- * on a stack of its own, makes raw system calls only (glibc's would write
- * the errno of the agent thread whose TLS it inherited) and touches nothing
- * of the agent's but the plan, which lives until init is reaped. A copy of
- * the agent's memory instead would cost the copy and then a copy-on-write
- * fault for every page the agent writes while the command runs. Elsewhere
- * it is a fork-like copy and may use libc.
- */
-static void __attribute__((noreturn)) init_wait(const struct plan *pl,
-						 pid_t cmd);
-
-#ifdef CW_SPAWN_SHARED_VM
-#define INIT_STACK (CW_SPAWN_STACK + 32768)
-
-static long raw_syscall(long n, long a, long b, long c, long d)
-{
-	register long r10 __asm__("r10") = d;
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
-static void __attribute__((noreturn)) raw_exit(int code)
-{
-	raw_syscall(SYS_exit_group, code, 0, 0, 0);
-	__builtin_unreachable();
-}
-
-static void __attribute__((noreturn)) raw_fail(const struct plan *pl,
-						int step, long rc)
-{
-	struct child_report rep = { .step = step, .err = (int)-rc };
-
-	raw_syscall(SYS_write, pl->fd_report, (long)&rep, sizeof(rep), 0);
-	raw_exit(127);
-}
-
-static void init_entry(void *arg)
-{
-	const struct plan *pl = arg;
-	char stack[CW_SPAWN_STACK] __attribute__((aligned(16)));
-	struct pollfd agent = { .fd = pl->fd_agent, .events = POLLIN };
-	struct clone3_args ca;
-	size_t i;
-	long rc;
-
-	rc = raw_syscall(SYS_setsid, 0, 0, 0, 0);
-	if (rc < 0)
-		raw_fail(pl, STEP_SETSID, rc);
-	for (i = 0; i < pl->njoin; i++) {
-		rc = raw_syscall(SYS_write, pl->join[i], (long)"0", 1, 0);
-		if (rc != 1)
-			raw_fail(pl, STEP_CGROUP, rc < 0 ? rc : -EIO);
-	}
-	rc = raw_syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0);
-	if (rc < 0)
-		raw_fail(pl, STEP_PDEATHSIG, rc);
-	/* getppid is 0 here (the agent is outside the namespace): the
-	 * agent's pidfd says whether it died before the line above. */
-	if (pl->fd_agent >= 0 &&
-	    raw_syscall(SYS_poll, (long)&agent, 1, 0, 0) == 1)
-		raw_fail(pl, STEP_PARENT_GONE, -ESRCH);
-	memset(&ca, 0, sizeof(ca));
-	ca.flags = CLONE_VM | CLONE_VFORK;
-	ca.exit_signal = SIGCHLD;
-	ca.stack = (uint64_t)(uintptr_t)stack;
-	ca.stack_size = sizeof(stack);
-	rc = cw_spawn_clone3(&ca, sizeof(ca), child_entry, (void *)pl);
-	if (rc < 0)
-		raw_fail(pl, STEP_INIT_START, rc);
-	init_wait(pl, (pid_t)rc);
-}
-
-/* The stack init runs on; unmapped once init is reaped. */
-static void *init_stack_new(void)
-{
-	void *p = mmap(NULL, INIT_STACK, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-#else
-#define INIT_STACK 0	/* none: init runs on its copy of the stack */
-#define raw_syscall(n, a, b, c, d) syscall(n, a, b, c, d)
-
-static void __attribute__((noreturn)) raw_exit(int code)
-{
-	syscall(SYS_exit_group, code);
-	__builtin_unreachable();
-}
-
-static void __attribute__((noreturn)) init_run(const struct plan *pl)
-{
-	int fd = pl->fd_report;
-	struct pollfd agent = { .fd = pl->fd_agent, .events = POLLIN };
-	long pid;
-
-	enter_session(pl);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		child_fail(fd, STEP_PDEATHSIG, errno, 0);
-	if (pl->fd_agent >= 0 && poll(&agent, 1, 0) == 1)
-		child_fail(fd, STEP_PARENT_GONE, ESRCH, 0);
-	/* Not fork(): the agent's atfork handlers may take locks. */
-	pid = syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL, 0UL);
-	if (pid == 0)
-		child_run(pl);
-	if (pid < 0)
-		child_fail(fd, STEP_INIT_START, errno, 0);
-	init_wait(pl, (pid_t)pid);
-}
-#endif
-
-/* init, once the command runs: nothing open but the status pipe (the
- * output pipes must reach EOF when the command's processes close them,
- * the report socket when the command has exec'd), then reaping. */
-static void __attribute__((noreturn)) init_wait(const struct plan *pl,
-						 pid_t cmd)
-{
-	unsigned int st = (unsigned int)pl->fd_status;
-	int status;
-	long w;
-
-	raw_syscall(SYS_close_range, 0, st - 1, 0, 0);
-	raw_syscall(SYS_close_range, st + 1, ~0U, 0, 0);
-	for (;;) {
-		w = raw_syscall(SYS_wait4, -1, (long)&status, 0, 0);
-		if (w == cmd) {
-			raw_syscall(SYS_write, st, (long)&status,
-				    sizeof(status), 0);
-			break;
-		}
-		/* ECHILD; no EINTR with every signal blocked. */
-		if (w < 0)
-			break;
-	}
-	raw_exit(0);
-}
-
-/*
  * Starts the child, in the call's cgroup from its first instruction when
  * asked: clone3 with CLONE_INTO_CGROUP, so not even a fork the command
  * makes at once can land outside it.
@@ -1268,46 +1040,11 @@ static void __attribute__((noreturn)) init_wait(const struct plan *pl,
  * itself into cgroup.procs before anything else. Returns like fork().
  */
 static pid_t start_child(const struct cw_spawn_opts *o, struct plan *pl,
-			 int *v2procs, void **init_stack)
+			 int *v2procs)
 {
 	struct clone3_args ca;
 	long pid;
 
-	if (pl->own_ns) {
-		/* The child is the namespaces' init. */
-		memset(&ca, 0, sizeof(ca));
-		ca.flags = cw_ns_clone_flags();
-		if (o->into_cgroup) {
-			ca.flags |= CLONE_INTO_CGROUP;
-			ca.cgroup = (uint64_t)o->cgroup_fd;
-		}
-		ca.exit_signal = SIGCHLD;
-#ifdef CW_SPAWN_SHARED_VM
-		*init_stack = init_stack_new();
-		if (!*init_stack)
-			return -1;
-		ca.flags |= CLONE_VM;
-		ca.stack = (uint64_t)(uintptr_t)*init_stack;
-		ca.stack_size = INIT_STACK;
-		pid = cw_spawn_clone3(&ca, sizeof(ca), init_entry, pl);
-		if (pid >= 0)
-			return (pid_t)pid;
-		munmap(*init_stack, INIT_STACK);
-		*init_stack = NULL;
-		errno = (int)-pid;
-#else
-		(void)init_stack;
-		pid = syscall(SYS_clone3, &ca, sizeof(ca));
-		if (pid >= 0)
-			return (pid_t)pid;
-#endif
-		/* Not root, or a kernel without these namespaces (or
-		 * without clone3): the call shares the agent's. */
-		if (errno != EPERM && errno != EINVAL && errno != ENOSYS &&
-		    errno != E2BIG)
-			return -1;
-		pl->own_ns = pl->own_proc = false;
-	}
 #ifdef CW_SPAWN_SHARED_VM
 	{
 		/* This thread is suspended while the child runs on it. */
@@ -1463,8 +1200,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	struct stream s[2];
 	sigset_t all, old;
 	int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, rp[2] = { -1, -1 };
-	int devnull = -1, v2procs = -1, rc, i, stp[2] = { -1, -1 };
-	void *init_stack = NULL;	/* init's, until it is reaped */
+	int devnull = -1, v2procs = -1, rc, i;
 	int64_t timeout_ms, grace_ms, sb_ms, start;
 	const struct cw_sandbox *sb;
 	const char *argv[4];
@@ -1517,8 +1253,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	if (grace_ms > MAX_WAIT_MS)
 		grace_ms = MAX_WAIT_MS;
 
-	rc = open_fds(out, errp, rp, &devnull,
-		      o->share_namespaces ? NULL : stp, err);
+	rc = open_fds(out, errp, rp, &devnull, err);
 	if (rc < 0)
 		goto out;
 
@@ -1531,31 +1266,16 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	pl.fd_out = out[1];
 	pl.fd_err = errp[1];
 	pl.fd_report = rp[1];
-	pl.fd_status = stp[1];
-	pl.own_ns = stp[1] >= 0;
-	/* Landlock's rules on /proc must move onto the call's: where they
-	 * could not be kept, the call keeps the sandbox's /proc. */
-	pl.own_proc = pl.own_ns &&
-		      (!o->landlock || cw_landlock_can_move_proc(o->landlock));
-	pl.fd_agent = pl.own_ns ? (int)syscall(SYS_pidfd_open, getpid(), 0) :
-				  -1;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	start = cw_mono_us();
-	pid = start_child(o, &pl, &v2procs, &init_stack);
-	if (pid == 0) {
-#ifndef CW_SPAWN_SHARED_VM
-		if (pl.own_ns)
-			init_run(&pl);
-#endif
+	pid = start_child(o, &pl, &v2procs);
+	if (pid == 0)
 		child_run(&pl);
-	}
 	rc = pid < 0 ? -errno : 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	close_fd(&v2procs);
-	close_fd(&stp[1]);
-	close_fd(&pl.fd_agent);
 	if (rc < 0) {
 		cw_error_set(err, "fork: %s", errstr(-rc, eb, sizeof(eb)));
 		goto out;
@@ -1578,10 +1298,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	s[1].fd = errp[0];
 	out[0] = errp[0] = -1;
 	r->seccomp_audited = lis != NULL;
-	r->own_namespaces = pl.own_ns;
-	r->own_proc = pl.own_proc;
-	supervise(pid, s, pl.own_ns ? stp[0] : -1, timeout_ms, grace_ms, o,
-		  &lis, r);
+	supervise(pid, s, timeout_ms, grace_ms, o, &lis, r);
 	r->duration_us = cw_mono_us() - start;
 	r->out = s[0].buf.data;
 	r->out_len = s[0].buf.len;
@@ -1603,13 +1320,8 @@ out:
 	close_fd(&errp[0]);
 	close_fd(&out[1]);
 	close_fd(&out[0]);
-	close_fd(&stp[1]);
-	close_fd(&stp[0]);
 	cw_buf_free(&s[1].buf);
 	cw_buf_free(&s[0].buf);
-	/* Every path here has reaped init (or never started it). */
-	if (init_stack)
-		munmap(init_stack, INIT_STACK);
 	env_free(&env);
 	cw_user_free(&t);
 	return rc;

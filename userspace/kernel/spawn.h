@@ -61,10 +61,6 @@ struct cw_spawn_opts {
 	 * left off, so the cgroup is what stops (and reports) a breach. */
 	bool cgroup_memory;
 	bool cgroup_pids;
-	/* Run in the agent's IPC, pid and mount namespaces. Otherwise the
-	 * call gets its own (kernel/namespaces.h) where the kernel and the
-	 * agent's privileges allow, and result.own_namespaces says so. */
-	bool share_namespaces;
 	/* With on_seccomp, the filter's denials come to the agent: each is
 	 * answered with EPERM and passed to on_seccomp (from the thread in
 	 * cw_spawn_run, while the command runs); the first
@@ -94,11 +90,7 @@ struct cw_spawn_result {
 	bool timed_out;
 	bool cancelled;		/* killed through watch->cancel_fd */
 	int64_t duration_us;
-	pid_t pid;		/* the first process, in the agent's pid
-				 * namespace: the call's init with
-				 * own_namespaces, else the shell */
-	bool own_namespaces;	/* own IPC, pid and mount namespaces */
-	bool own_proc;		/* and a /proc of its own pid namespace */
+	pid_t pid;
 	bool seccomp_audited;	/* denials came to the agent */
 	uint64_t seccomp_denied; /* syscalls answered with EPERM */
 };
