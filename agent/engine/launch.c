@@ -170,6 +170,9 @@ static int resolve_account(struct launch *l)
 	}
 	l->have_user = true;
 	l->so.user = &l->user;
+	/* resolved once: the record names it and the launcher uses it */
+	l->so.cwd = cw_user_cwd(l->sb, l->ra->has_cwd ? l->ra->cwd : NULL,
+				&l->user);
 	return 0;
 }
 
@@ -179,6 +182,7 @@ static void release_account(struct launch *l)
 		cw_user_free(&l->user);
 	l->have_user = false;
 	l->so.user = NULL;
+	l->so.cwd = NULL;	/* may point into the account */
 }
 
 /* ---- the launch record ------------------------------------------------- */
@@ -189,9 +193,7 @@ static int record_launch(struct launch *l)
 	json_t *rec;
 	int ret;
 
-	rec = cw_rec_launch(l->tool, l->sb, l->ra, &l->user,
-			    cw_user_cwd(l->sb, l->ra->has_cwd ? l->ra->cwd : NULL,
-					&l->user),
+	rec = cw_rec_launch(l->tool, l->sb, l->ra, &l->user, l->so.cwd,
 			    l->ll ? l->ll->ll : NULL,
 			    e->trace && e->cg ? e->trace : NULL);
 	if (inject(l, CW_STEP_RECORD)) {
@@ -447,7 +449,6 @@ static int spawn(struct launch *l)
 
 	l->so.sb = l->sb;
 	l->so.command = l->ra->command;
-	l->so.cwd = l->ra->has_cwd ? l->ra->cwd : NULL;
 	l->so.env_extra = (const char *const *)l->ra->env;
 	l->so.timeout_ms = l->ra->timeout_ms;
 	if (rn) {
