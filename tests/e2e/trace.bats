@@ -21,6 +21,7 @@ JSON
 
 teardown() {
 	[ -n "${BG:-}" ] && kill "$BG" 2>/dev/null
+	[ -n "${HOGS:-}" ] && kill $HOGS 2>/dev/null
 	rm -rf "$D"
 }
 
@@ -140,9 +141,18 @@ done"
 	assert_equal "$("$CW" audit stats --json "$AUDIT" | jq -r .events_lost)" "$lost"
 
 	# the twin: the same burst with the defaults (512 KiB ring, pausing):
-	# the call waits whenever the ring is over half full, and loses nothing
+	# the call waits whenever the ring is over half full, and loses nothing,
+	# even with every CPU busy with something else (the reader must not
+	# wait its turn behind them while the command fills the ring)
 	rm -f "$AUDIT"
+	HOGS=
+	for _ in $(seq "$(nproc)"); do
+		sh -c 'while :; do :; done' &
+		HOGS="$HOGS $!"
+	done
 	mcp --policy "$T/p.json" -- "$(call_json 2 "$PROBE --opens 20000 /etc/hostname && echo done")"
+	kill $HOGS
+	HOGS=
 	inv=$(structured 2 invocation_id)
 	assert_equal "$(structured 2 stdout)" "opens 20000 failed 0
 done"

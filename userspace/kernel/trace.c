@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -597,6 +598,25 @@ static void drain(struct cw_trace *t)
 	pthread_mutex_unlock(&t->drain_lock);
 }
 
+/*
+ * The reader runs ahead of the calls it reads: a command busy on a loaded
+ * machine would otherwise fill the ring in one of its time slices, before
+ * the reader is scheduled to see the ring fill and pause it. Real-time
+ * (the lowest FIFO priority, as root) preempts every ordinary task the
+ * moment the ring wakes it; the reader sleeps again once the ring is
+ * drained, and the kernel's real-time throttling bounds it in any case.
+ * Without the privilege it stays an ordinary thread and pausing is best
+ * effort.
+ */
+static void reader_priority(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
+		/* not root: ordinary scheduling */
+	}
+}
+
 static void *reader(void *arg)
 {
 	struct cw_trace *t = arg;
@@ -607,6 +627,7 @@ static void *reader(void *arg)
 	/* Signals are the main thread's business. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	reader_priority();
 	for (;;) {
 		int timeout;
 
