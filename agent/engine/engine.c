@@ -29,6 +29,7 @@
 
 #include "audit/types.h"
 #include "engine/internal.h"
+#include "engine/ns_pool.h"
 #include "engine/records.h"
 
 /* An ended call's network entries are kept this long: beyond TCP's FIN
@@ -174,6 +175,14 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 		e->pool = cw_cgroup_pool_open(e->cg,
 					      cw_policy_sandbox(e->rules->policy));
 	}
+	if (cw_layer_on(CW_LAYER_NAMESPACES)) {
+		e->ns = cw_ns_pool_open(e->rules);
+		if (!e->ns) {
+			cw_diag_add(diag, "", 0, 0, "", "namespaces: %s",
+				    strerror(errno));
+			goto fail;
+		}
+	}
 	/* Loaded and attached once; calls only update maps. */
 	if (cw_layer_on(CW_LAYER_BPF_NET) && e->cg &&
 	    cw_cgroup_calls_fd(e->cg) >= 0) {
@@ -236,6 +245,7 @@ void cw_engine_close(struct cw_engine *e)
 	cw_audit_close(e->audit);
 	cw_rate_close(e->rates);
 	cw_cgroup_pool_close(e->pool);
+	cw_ns_pool_close(e->ns);
 	if (e->net)
 		sealed_expire(e, true);
 	cw_bpfnet_close(e->net);

@@ -25,6 +25,8 @@
 #include "rate/ratelimit.h"
 #include "server/tools.h"
 
+struct cw_ns_pool;
+
 /* Ended calls whose network entries are kept, at most. */
 #define CW_ENGINE_SEALED_MAX 1024
 /* Room for why kernel event tracing is not what it could be. */
@@ -59,6 +61,8 @@ struct cw_engine {
 	struct cw_cgroup_root *cg;	/* NULL when the layer is off */
 	struct cw_cgroup_pool *pool;	/* call cgroups made and removed
 					 * off the calls' path; may be NULL */
+	struct cw_ns_pool *ns;		/* the calls' namespaces; NULL when
+					 * the layer is off */
 	bool cg_memory, cg_pids;	/* it enforces memory / pids limits */
 	struct cw_bpfnet *net;		/* NULL when the layer is off */
 	struct cw_trace *trace;		/* NULL when no kernel event source */

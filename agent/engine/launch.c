@@ -25,6 +25,7 @@
 
 #include "audit/types.h"
 #include "engine/internal.h"
+#include "engine/ns_pool.h"
 #include "engine/records.h"
 
 /* Denied syscalls recorded in full per call; the rest are counted in the
@@ -80,6 +81,7 @@ struct launch {
 
 	uint64_t seccomp_recorded;	/* seccomp records written */
 	struct cw_ll_ref *ll;		/* landlock */
+	struct cw_ns_slot *ns;		/* namespaces */
 	struct cw_cgroup_call *cgc;	/* cgroup */
 	uint64_t cgid;
 	struct cw_cgroup_stats cst;
@@ -153,6 +155,33 @@ static void detach_landlock(struct launch *l)
 {
 	cw_ll_put(l->ll);
 	l->ll = NULL;
+}
+
+/* ---- namespaces -------------------------------------------------------- */
+
+/* After landlock: a call with a /proc of its own may need its ruleset
+ * built for that /proc, which the slot has. */
+static int attach_ns(struct launch *l)
+{
+	if (!l->e->ns)
+		return 0;
+	l->ns = cw_ns_pool_take(l->e->ns, l->ru, l->ll, &l->err);
+	if (!l->ns)
+		return step_failed(l, "could not make the call's namespaces",
+				   -EIO);
+	l->so.ns = &l->ns->h;
+	l->so.landlock = cw_ns_slot_landlock(l->ns);
+	return 0;
+}
+
+/* After the cgroup's kill: the holder's end takes whatever is left in the
+ * call's pid namespace. */
+static void detach_ns(struct launch *l)
+{
+	if (!l->ns)
+		return;
+	cw_ns_pool_give(l->e->ns, l->ns);
+	l->ns = NULL;
 }
 
 /* ---- the account -------------------------------------------------------- */
@@ -394,6 +423,7 @@ static int attach(struct launch *l)
 {
 	RETURN_ON_FAILURE(attach_seccomp(l));
 	RETURN_ON_FAILURE(attach_landlock(l));
+	RETURN_ON_FAILURE(attach_ns(l));
 	RETURN_ON_FAILURE(resolve_account(l));
 	RETURN_ON_FAILURE(record_launch(l));
 	RETURN_ON_FAILURE(attach_cgroup(l));
@@ -407,6 +437,7 @@ static int attach(struct launch *l)
 static void detach(struct launch *l, bool ran)
 {
 	detach_cgroup(l, ran);
+	detach_ns(l);
 	detach_trace(l, ran);
 	detach_net(l, ran);
 	detach_landlock(l);

@@ -39,6 +39,7 @@ static const struct layer layers[CW_LAYER_COUNT] = {
 	[CW_LAYER_IDX_BPF_TRACE] = { true,
 	  { CW_FEAT_CGROUP2, CW_FEAT_KERNEL_BTF, CW_FEAT_BPF_TRACEPOINT,
 	    CW_FEAT_BPF_RINGBUF }, 4 },
+	[CW_LAYER_IDX_NAMESPACES] = { true, { CW_FEAT_CALL_NAMESPACES }, 1 },
 };
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
@@ -162,6 +163,10 @@ static const char *unenforced(const struct cw_sandbox *sb, size_t i)
 	case CW_LAYER_IDX_CGROUP:
 		return "; sandbox.resources memory and pids fall back to "
 		       "rlimits";
+	case CW_LAYER_IDX_NAMESPACES:
+		return "; commands share the agent's SysV IPC and /proc, and "
+		       "code copied into a writable tree can be mapped "
+		       "executable";
 	default:
 		return "";
 	}

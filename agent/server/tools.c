@@ -77,24 +77,12 @@ static json_t *run_entry(void)
 			 "destructiveHint", 1, "openWorldHint", 1);
 }
 
-static bool path_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	if (n == 1 && dir[0] == '/')
-		return true;
-	return strncmp(path, dir, n) == 0 &&
-	       (path[n] == '\0' || path[n] == '/');
-}
-
 static bool under_any(const char *path, const struct cw_strv *v)
 {
 	size_t i;
 
 	for (i = 0; i < v->n; i++)
-		if (path_under(path, v->v[i]))
+		if (cw_path_under(path, v->v[i]))
 			return true;
 	return false;
 }
@@ -131,7 +119,7 @@ static int parse_cwd(const struct cw_sandbox *sb, json_t *v,
 	}
 	/* Narrow only: inside the sandbox's cwd or a readable or writable
 	 * tree, never inside a denied one. */
-	if (!(path_under(a->cwd, sb->cwd) ||
+	if (!(cw_path_under(a->cwd, sb->cwd) ||
 	      under_any(a->cwd, &sb->filesystem.read) ||
 	      under_any(a->cwd, &sb->filesystem.write)) ||
 	    under_any(a->cwd, &sb->filesystem.deny)) {

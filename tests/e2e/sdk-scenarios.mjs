@@ -7,7 +7,7 @@
 // DIR is a scratch directory the commands (run as the sandbox user) can
 // write to.
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -39,10 +39,33 @@ function alive(pid) {
 	}
 }
 
+// A command's pids are those of its own pid namespace; it writes them as
+// NS:PID (NS from readlink /proc/self/ns/pid), and this machine's pid is
+// the process in that namespace whose innermost pid is PID.
+function hostPid(ns, nsPid) {
+	for (const d of readdirSync("/proc")) {
+		if (!/^[0-9]+$/.test(d)) continue;
+		try {
+			if (readlinkSync(`/proc/${d}/ns/pid`) !== ns) continue;
+			const m = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${d}/status`, "utf8"));
+			if (m && Number(m[1].trim().split(/\s+/).pop()) === nsPid) return Number(d);
+		} catch {
+			// gone meanwhile
+		}
+	}
+	return 0;
+}
+
 function pidsIn(file) {
 	if (!existsSync(file)) return [];
-	return readFileSync(file, "utf8").split(/\s+/).filter(Boolean).map(Number);
+	return readFileSync(file, "utf8").split(/\s+/).filter(Boolean).map((w) => {
+		const at = w.lastIndexOf(":");
+		return at > 0 ? hostPid(w.slice(0, at), Number(w.slice(at + 1))) : Number(w);
+	}).filter(Boolean);
 }
+
+// NS:PID of the last background process, for pidsIn
+const lastPid = '"$(readlink /proc/self/ns/pid):$!"';
 
 const run = (command, extra = {}) => ({ name: "run_command", arguments: { command, ...extra } });
 const text = (r) => r.content?.[0]?.text ?? "";
@@ -87,7 +110,7 @@ const scenarios = {
 	async cancel() {
 		const c = await connect();
 		const ac = new AbortController();
-		const cmdline = `sleep 100 & echo $! >> ${dir}/pids; setsid sleep 100 & echo $! >> ${dir}/pids; wait`;
+		const cmdline = `sleep 100 & echo ${lastPid} >> ${dir}/pids; setsid sleep 100 & echo ${lastPid} >> ${dir}/pids; wait`;
 		const call = c.callTool(run(cmdline), undefined, { signal: ac.signal }).then(
 			(r) => ({ answered: r }),
 			(e) => ({ rejected: String(e) })
@@ -141,7 +164,7 @@ const scenarios = {
 	// ended with command_kill; another ends by itself.
 	async background() {
 		const c = await connect();
-		const bg = await c.callTool(run(`echo started; sleep 100 & echo $! > ${dir}/child; wait`, { background: true, sandboxId: "sb1" }));
+		const bg = await c.callTool(run(`echo started; sleep 100 & echo ${lastPid} > ${dir}/child; wait`, { background: true, sandboxId: "sb1" }));
 		const inv = bg.structuredContent?.invocation_id;
 		const status = (id) => c.callTool({ name: "command_status", arguments: { invocation_id: id } });
 		let running;

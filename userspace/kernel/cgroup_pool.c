@@ -6,11 +6,11 @@
  * for other limits is handed back to the thread instead of to the call.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernel/cgroup_pool.h"
+#include "lib/bgwork.h"
 #include "lib/util.h"
 
 /* A ready call's id, "inv-" and random characters, with its NUL. */
@@ -24,12 +24,8 @@ struct retired {
 
 struct cw_cgroup_pool {
 	struct cw_cgroup_root *r;
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t work;	/* something to do, or stop */
-	pthread_cond_t idle;	/* the thread has nothing to do */
-	bool stop, busy;
-	/* Guarded by mu. */
+	struct cw_bgwork w;
+	/* Guarded by w's lock. */
 	struct cw_cgroup_call *ready;
 	bool want;		/* prepare one for shape */
 	struct cw_sandbox shape; /* only .resources is read by the cgroup */
@@ -51,83 +47,70 @@ static void set_shape(struct cw_cgroup_pool *p, const struct cw_sandbox *sb)
 		p->shape.resources = sb->resources;
 }
 
-static bool has_work(const struct cw_cgroup_pool *p)
+static bool has_work(void *ctx)
 {
+	const struct cw_cgroup_pool *p = ctx;
+
 	return p->retired || (p->want && !p->ready);
 }
 
-static void *pool_thread(void *arg)
+/* One round of the thread, entered and left under the lock. */
+static void pool_round(void *ctx)
 {
-	struct cw_cgroup_pool *p = arg;
+	struct cw_cgroup_pool *p = ctx;
+	struct cw_cgroup_call *c;
+	struct cw_sandbox shape;
+	struct retired *list;
+	struct cw_error err;
+	bool make;
+	char id[CALL_ID_LEN];
 
-	pthread_mutex_lock(&p->mu);
-	for (;;) {
-		struct cw_cgroup_call *c;
-		struct cw_sandbox shape;
-		struct retired *list;
-		struct cw_error err;
-		bool make;
-		char id[CALL_ID_LEN];
+	list = p->retired;
+	p->retired = NULL;
+	make = p->want && !p->ready;
+	shape = p->shape;
+	p->want = false;
+	cw_bgwork_unlock(&p->w);
 
-		while (!p->stop && !has_work(p)) {
-			p->busy = false;
-			pthread_cond_broadcast(&p->idle);
-			pthread_cond_wait(&p->work, &p->mu);
-		}
-		if (p->stop)
-			break;
-		p->busy = true;
-		list = p->retired;
-		p->retired = NULL;
-		make = p->want && !p->ready;
-		shape = p->shape;
-		p->want = false;
-		pthread_mutex_unlock(&p->mu);
+	/* Removals first: they free the names and memory a new call cgroup
+	 * would take. */
+	while (list) {
+		struct retired *next = list->next;
+		int ret;
 
-		/* Removals first: they free the names and memory a new call
-		 * cgroup would take. */
-		while (list) {
-			struct retired *next = list->next;
-			int ret;
+		memset(&err, 0, sizeof(err));
+		ret = end_call(list->c, list->keep_v2, &err);
+		cw_bgwork_lock(&p->w);
+		if (ret)
+			p->st.failed++;
+		else
+			p->st.removed++;
+		cw_bgwork_unlock(&p->w);
+		free(list);
+		list = next;
+	}
+	c = NULL;
+	if (make) {
+		memset(&err, 0, sizeof(err));
+		cw_random_id("inv-", id, sizeof(id));
+		c = cw_cgroup_call_new(p->r, id, &shape, &err);
+	}
 
-			memset(&err, 0, sizeof(err));
-			ret = end_call(list->c, list->keep_v2, &err);
-			pthread_mutex_lock(&p->mu);
-			if (ret)
-				p->st.failed++;
-			else
-				p->st.removed++;
-			pthread_mutex_unlock(&p->mu);
-			free(list);
-			list = next;
-		}
-		c = NULL;
-		if (make) {
-			memset(&err, 0, sizeof(err));
-			cw_random_id("inv-", id, sizeof(id));
-			c = cw_cgroup_call_new(p->r, id, &shape, &err);
-		}
-
-		pthread_mutex_lock(&p->mu);
-		if (make && !c)
-			p->st.failed++;	/* the next take asks again */
-		if (c) {
-			p->st.prepared++;
-			if (!p->ready && cw_cgroup_call_fits(c, &p->shape)) {
-				p->ready = c;
-			} else {
-				/* The shape changed meanwhile: not wanted. */
-				p->st.discarded++;
-				pthread_mutex_unlock(&p->mu);
-				cw_cgroup_call_end(c, NULL, NULL);
-				pthread_mutex_lock(&p->mu);
-			}
+	cw_bgwork_lock(&p->w);
+	if (make && !c)
+		p->st.failed++;	/* the next take asks again */
+	if (c) {
+		p->st.prepared++;
+		if (!p->ready && cw_cgroup_call_fits(c, &p->shape)) {
+			p->ready = c;
+		} else {
+			/* The shape changed meanwhile: not wanted. */
+			p->st.discarded++;
+			cw_bgwork_unlock(&p->w);
+			cw_cgroup_call_end(c, NULL, NULL);
+			cw_bgwork_lock(&p->w);
 		}
 	}
-	p->busy = false;
-	pthread_cond_broadcast(&p->idle);
-	pthread_mutex_unlock(&p->mu);
-	return NULL;
 }
 
 struct cw_cgroup_pool *cw_cgroup_pool_open(struct cw_cgroup_root *r,
@@ -140,17 +123,10 @@ struct cw_cgroup_pool *cw_cgroup_pool_open(struct cw_cgroup_root *r,
 	if (!p)
 		return NULL;
 	p->r = r;
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->work, NULL);
-	pthread_cond_init(&p->idle, NULL);
 	set_shape(p, sb);
 	p->want = true;
-	p->busy = true;
-	ret = pthread_create(&p->thread, NULL, pool_thread, p);
+	ret = cw_bgwork_start(&p->w, has_work, pool_round, p);
 	if (ret) {
-		pthread_cond_destroy(&p->idle);
-		pthread_cond_destroy(&p->work);
-		pthread_mutex_destroy(&p->mu);
 		free(p);
 		errno = ret;
 		return NULL;
@@ -164,21 +140,13 @@ void cw_cgroup_pool_close(struct cw_cgroup_pool *p)
 
 	if (!p)
 		return;
-	pthread_mutex_lock(&p->mu);
-	p->stop = true;
-	pthread_cond_signal(&p->work);
-	pthread_mutex_unlock(&p->mu);
-	pthread_join(p->thread, NULL);
-
+	cw_bgwork_stop(&p->w);
 	for (list = p->retired; list; list = next) {
 		next = list->next;
 		end_call(list->c, list->keep_v2, NULL);
 		free(list);
 	}
 	cw_cgroup_call_end(p->ready, NULL, NULL);
-	pthread_cond_destroy(&p->idle);
-	pthread_cond_destroy(&p->work);
-	pthread_mutex_destroy(&p->mu);
 	free(p);
 }
 
@@ -189,7 +157,7 @@ struct cw_cgroup_call *cw_cgroup_pool_take(struct cw_cgroup_pool *p,
 
 	if (!p)
 		return NULL;
-	pthread_mutex_lock(&p->mu);
+	cw_bgwork_lock(&p->w);
 	set_shape(p, sb);
 	if (p->ready && cw_cgroup_call_fits(p->ready, sb)) {
 		c = p->ready;
@@ -200,8 +168,8 @@ struct cw_cgroup_call *cw_cgroup_pool_take(struct cw_cgroup_pool *p,
 	}
 	p->ready = NULL;
 	p->want = true;
-	pthread_cond_signal(&p->work);
-	pthread_mutex_unlock(&p->mu);
+	cw_bgwork_kick(&p->w);
+	cw_bgwork_unlock(&p->w);
 	/* Made for other limits (the policy changed): removed off the path. */
 	cw_cgroup_pool_retire(p, unfit, false);
 	return c;
@@ -222,20 +190,18 @@ void cw_cgroup_pool_retire(struct cw_cgroup_pool *p, struct cw_cgroup_call *c,
 	}
 	t->c = c;
 	t->keep_v2 = keep_v2;
-	pthread_mutex_lock(&p->mu);
+	cw_bgwork_lock(&p->w);
 	t->next = p->retired;
 	p->retired = t;
-	pthread_cond_signal(&p->work);
-	pthread_mutex_unlock(&p->mu);
+	cw_bgwork_kick(&p->w);
+	cw_bgwork_unlock(&p->w);
 }
 
 void cw_cgroup_pool_settle(struct cw_cgroup_pool *p,
 			   struct cw_cgroup_pool_stats *st)
 {
-	pthread_mutex_lock(&p->mu);
-	while (p->busy || has_work(p))
-		pthread_cond_wait(&p->idle, &p->mu);
+	cw_bgwork_settle(&p->w);
 	if (st)
 		*st = p->st;
-	pthread_mutex_unlock(&p->mu);
+	cw_bgwork_unlock(&p->w);
 }

@@ -121,6 +121,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -241,6 +243,7 @@ struct stamp {
 
 struct cw_landlock {
 	int fd;
+	bool names_proc;
 	json_t *desc;
 	struct stamp *stamps;
 	size_t nstamps;
@@ -269,6 +272,8 @@ static const struct {
 };
 
 struct build {
+	int root;		/* where paths start; -1: the agent's / */
+	bool names_proc;	/* a rule is on a procfs object */
 	int rs;			/* the ruleset being filled */
 	__u64 fs;		/* handled filesystem rights */
 	size_t nrules;
@@ -423,7 +428,14 @@ static int push_all(char *canon, char *rest)
  * resolved prefix plus the rest taken lexically (what a deny entry that
  * does not exist yet would be).
  */
-static int resolve(const char *path, bool follow_any, char **canonp, int *fdp)
+static int open_root(int root)
+{
+	return root < 0 ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) :
+			  openat(root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+static int resolve(int root, const char *path, bool follow_any, char **canonp,
+		   int *fdp)
 {
 	char *canon = NULL, *todo = NULL, *target = NULL, *p, *comp, *rest;
 	int fd = -1, nfd = -1, links = 0, rc;
@@ -440,7 +452,7 @@ static int resolve(const char *path, bool follow_any, char **canonp, int *fdp)
 		goto out;
 	}
 	strcpy(canon, "/");
-	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = open_root(root);
 	if (fd < 0) {
 		rc = -errno;
 		goto out;
@@ -503,7 +515,7 @@ static int resolve(const char *path, bool follow_any, char **canonp, int *fdp)
 			if (target[0] == '/') {
 				strcpy(canon, "/");
 				close(fd);
-				fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+				fd = open_root(root);
 				if (fd < 0) {
 					rc = -errno;
 					goto out;
@@ -588,6 +600,7 @@ static int add_path_rule(struct build *b, int fd, bool dir, __u64 rights,
 			 const char *path)
 {
 	struct ll_path_beneath_attr pb;
+	struct statfs sfs;
 
 	if (!dir)
 		rights &= FS_FILE_ONLY;
@@ -601,6 +614,9 @@ static int add_path_rule(struct build *b, int fd, bool dir, __u64 rights,
 		     "deny fewer paths there", MAX_RULES);
 		return -E2BIG;
 	}
+	if (!b->names_proc && fstatfs(fd, &sfs) == 0 &&
+	    sfs.f_type == PROC_SUPER_MAGIC)
+		b->names_proc = true;
 	pb.allowed_access = rights;
 	pb.parent_fd = fd;
 	if (ll_add_rule(b->rs, RULE_PATH_BENEATH, &pb) < 0) {
@@ -745,7 +761,7 @@ static int resolve_denies(struct build *b, const struct cw_strv *deny)
 				"not an absolute path");
 			return -EINVAL;
 		}
-		rc = resolve(p, true, &canon, &fd);
+		rc = resolve(b->root, p, true, &canon, &fd);
 		if (fd >= 0)
 			close(fd);
 		/* A deny entry that does not exist yet is still left out. */
@@ -782,7 +798,7 @@ static int grant_path(struct build *b, const char *p, const char *jpath,
 		fail_at(b, p ? p : "(null)", jpath, "not an absolute path");
 		return -EINVAL;
 	}
-	rc = resolve(p, false, &canon, &fd);
+	rc = resolve(b->root, p, false, &canon, &fd);
 	if (!jpath && rc < 0) {
 		rc = 0;
 		goto out;
@@ -1064,7 +1080,13 @@ static int grant_ports(struct build *b, const uint8_t *connect)
 struct cw_landlock *cw_landlock_build(const struct cw_sandbox *sb, int abi,
 				      struct cw_error *err)
 {
-	struct build b = { .rs = -1, .err = err };
+	return cw_landlock_build_at(sb, abi, -1, err);
+}
+
+struct cw_landlock *cw_landlock_build_at(const struct cw_sandbox *sb, int abi,
+					 int root, struct cw_error *err)
+{
+	struct build b = { .root = root, .rs = -1, .err = err };
 	struct cw_landlock *l = NULL;
 	uint8_t *bits = NULL;
 	json_t *connect = NULL, *tcp_desc = NULL;
@@ -1156,6 +1178,7 @@ struct cw_landlock *cw_landlock_build(const struct cw_sandbox *sb, int abi,
 		rc = -ENOMEM;
 		goto out;
 	}
+	l->names_proc = b.names_proc;
 	l->stamps = b.stamps;
 	l->nstamps = b.nstamps;
 	b.stamps = NULL;
@@ -1216,6 +1239,11 @@ bool cw_landlock_stale(const struct cw_landlock *l)
 			return true;
 	}
 	return false;
+}
+
+bool cw_landlock_names_proc(const struct cw_landlock *l)
+{
+	return l && l->names_proc;
 }
 
 int cw_landlock_fd(const struct cw_landlock *l)

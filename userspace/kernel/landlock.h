@@ -28,7 +28,18 @@ int cw_landlock_abi(void);
  * errno EOPNOTSUPP when abi is 0. */
 struct cw_landlock *cw_landlock_build(const struct cw_sandbox *sb, int abi,
 				      struct cw_error *err);
+/* The same, with paths looked up from root (a directory descriptor, for
+ * example /proc/PID/root of a process in another mount namespace): the
+ * rules then name the objects that namespace's paths lead to, its own
+ * /proc among them. root -1 is cw_landlock_build. */
+struct cw_landlock *cw_landlock_build_at(const struct cw_sandbox *sb, int abi,
+					 int root, struct cw_error *err);
 void cw_landlock_free(struct cw_landlock *l);
+
+/* True when a rule is on an object of the agent's /proc, which a call
+ * with a /proc of its own does not see: its ruleset is then built again
+ * from its root (cw_landlock_build_at). */
+bool cw_landlock_names_proc(const struct cw_landlock *l);
 
 /* The ruleset descriptor (O_CLOEXEC), for the launcher to keep open. */
 int cw_landlock_fd(const struct cw_landlock *l);

@@ -39,6 +39,7 @@
 
 #include "kernel/mountinfo.h"
 #include "kernel/netscan.h"
+#include "kernel/namespaces.h"
 #include "kernel/probe.h"
 #include "lib/util.h"
 
@@ -1029,6 +1030,26 @@ static void probe_sock_diag_inet(struct probe_ctx *c)
 			   NULL);
 }
 
+/* The holder the calls' namespaces need, started and ended once. */
+static void probe_call_namespaces(struct probe_ctx *c)
+{
+	struct cw_probe_item *it = &c->p->item[CW_FEAT_CALL_NAMESPACES];
+	struct cw_ns_holder h;
+	struct cw_error err = { 0 };
+	int ret = cw_ns_holder_start(NULL, &h, &err);
+
+	if (!ret) {
+		item_set(it, true, h.memfd_noexec ?
+			 "own IPC, pid and mount namespaces, /proc, vm.memfd_noexec" :
+			 "own IPC, pid and mount namespaces and /proc; no vm.memfd_noexec (before 6.3): memfds stay executable");
+		cw_ns_holder_stop(&h);
+	} else {
+		item_errno(it, -ret, ret == -EPERM ?
+			   "new namespaces need CAP_SYS_ADMIN (run the agent as root)" :
+			   err.text);
+	}
+}
+
 static void probe_fanotify(struct probe_ctx *c)
 {
 	struct cw_probe_item *it = &c->p->item[CW_FEAT_FANOTIFY];
@@ -1105,6 +1126,8 @@ static const struct {
 	[CW_FEAT_BPF_LSM] = { "bpf_lsm", probe_bpf_lsm },
 	[CW_FEAT_FANOTIFY] = { "fanotify", probe_fanotify },
 	[CW_FEAT_SOCK_DIAG_INET] = { "sock_diag_inet", probe_sock_diag_inet },
+	[CW_FEAT_CALL_NAMESPACES] = { "call_namespaces",
+				      probe_call_namespaces },
 };
 
 const char *cw_probe_name(enum cw_feature f)

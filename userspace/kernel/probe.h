@@ -27,6 +27,8 @@ enum cw_feature {
 	CW_FEAT_FANOTIFY,		/* fanotify with permission events */
 	CW_FEAT_SOCK_DIAG_INET,		/* inet sock_diag: listeners with their
 					 * cgroup (bpf_net's local services) */
+	CW_FEAT_CALL_NAMESPACES,	/* a holder of a call's IPC, pid and
+					 * mount namespaces starts */
 	CW_FEAT_COUNT,
 };
 

@@ -127,6 +127,7 @@ enum child_step {
 	STEP_CGROUP,
 	STEP_LANDLOCK,
 	STEP_LISTENER,		/* not a failure: the seccomp listener */
+	STEP_NAMESPACES,
 };
 
 struct child_report {
@@ -166,6 +167,7 @@ struct plan {
 	const int *join;	/* v1 tasks descriptors to write "0" to */
 	size_t njoin;
 	int join_v2;		/* the v2 one, when clone3 could not place us */
+	int ns_pidfd;		/* the holder of the call's namespaces; -1 */
 };
 
 struct envv {
@@ -324,6 +326,12 @@ static void __attribute__((noreturn)) child_run(const struct plan *pl)
 			child_fail(fd, STEP_CGROUP, errno, 0);
 	if (pl->join_v2 >= 0 && write(pl->join_v2, "0", 1) != 1)
 		child_fail(fd, STEP_CGROUP, errno, 0);
+	/* Its pid namespace is the holder's already (cw_ns_enter_pid). */
+	if (pl->ns_pidfd >= 0) {
+		rc = cw_ns_join(pl->ns_pidfd);
+		if (rc < 0)
+			child_fail(fd, STEP_NAMESPACES, -rc, 0);
+	}
 	/* The parent moved all four descriptors above 2, so none of the
 	 * dup2 calls overwrites a later source. */
 	if (dup2(pl->fd_in, 0) < 0 || dup2(pl->fd_out, 1) < 0 ||
@@ -598,6 +606,10 @@ static void report_error(const struct child_report *rep,
 		break;
 	case STEP_LANDLOCK:
 		cw_error_set(err, "landlock_restrict_self: %s", es);
+		break;
+	case STEP_NAMESPACES:
+		cw_error_set(err, "joining the call's mount and IPC namespaces: %s",
+			     es);
 		break;
 	default:
 		cw_error_set(err, "launch step %d: %s", rep->step, es);
@@ -1133,7 +1145,8 @@ static void plan_fill(struct plan *pl, const struct cw_spawn_opts *o,
 		    nofile.rlim_cur != RLIM_INFINITY &&
 		    nofile.rlim_cur < INT_MAX ? (int)nofile.rlim_cur :
 						FALLBACK_MAXFD;
-	pl->ppid = getpid();
+	/* A parent outside the child's pid namespace reads as 0 there. */
+	pl->ppid = o->ns ? 0 : getpid();
 	pl->seccomp = o->seccomp;
 	pl->seccomp_listen = o->on_seccomp && cw_seccomp_can_notify(o->seccomp);
 	pl->landlock = o->landlock;
@@ -1141,6 +1154,7 @@ static void plan_fill(struct plan *pl, const struct cw_spawn_opts *o,
 	pl->join = o->join_fds;
 	pl->njoin = o->njoin;
 	pl->join_v2 = -1;
+	pl->ns_pidfd = o->ns ? o->ns->pidfd : -1;
 }
 
 /*
@@ -1267,14 +1281,26 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	pl.fd_err = errp[1];
 	pl.fd_report = rp[1];
 
+	start = cw_mono_us();
+	if (o->ns) {
+		rc = cw_ns_enter_pid(o->ns);
+		if (rc < 0) {
+			cw_error_set(err, "namespaces: joining the call's pid namespace: %s",
+				     errstr(-rc, eb, sizeof(eb)));
+			goto out;
+		}
+	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	start = cw_mono_us();
 	pid = start_child(o, &pl, &v2procs);
 	if (pid == 0)
 		child_run(&pl);
 	rc = pid < 0 ? -errno : 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* A thread whose later children would land in this call's pid
+	 * namespace must not go on. */
+	if (o->ns && cw_ns_leave_pid() < 0)
+		abort();
 	close_fd(&v2procs);
 	if (rc < 0) {
 		cw_error_set(err, "fork: %s", errstr(-rc, eb, sizeof(eb)));

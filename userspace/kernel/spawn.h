@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "kernel/landlock.h"
+#include "kernel/namespaces.h"
 
 struct cw_user;
 #include "policy/policy.h"
@@ -61,6 +62,9 @@ struct cw_spawn_opts {
 	 * left off, so the cgroup is what stops (and reports) a breach. */
 	bool cgroup_memory;
 	bool cgroup_pids;
+	/* The call's own IPC, pid and mount namespaces, held by h
+	 * (kernel/namespaces.h); NULL: the agent's. */
+	const struct cw_ns_holder *ns;
 	/* With on_seccomp, the filter's denials come to the agent: each is
 	 * answered with EPERM and passed to on_seccomp (from the thread in
 	 * cw_spawn_run, while the command runs); the first

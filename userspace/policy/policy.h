@@ -98,7 +98,8 @@ struct cw_net_rule {
 	X(LANDLOCK, "landlock")		\
 	X(BPF_NET, "bpf_net")		\
 	X(CGROUP, "cgroup")		\
-	X(BPF_TRACE, "bpf_trace")
+	X(BPF_TRACE, "bpf_trace")	\
+	X(NAMESPACES, "namespaces")
 
 enum cw_layer_idx {
 #define CW_LAYER_IDX_(id, name) CW_LAYER_IDX_##id,

@@ -1,0 +1,240 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# Each call's own IPC, pid and mount namespaces (kernel/namespaces.h): SysV
+# objects of the sandbox out of reach and a call's own dying with it, a
+# /proc showing only the call's processes, exit codes and signals reported
+# as before, mounts never reaching the sandbox.
+
+load helpers
+
+setup() {
+	cw_setup
+	D=$(public_dir)
+	NAP="7019.$$"
+	ACCOUNT=$(sandbox_account)
+	SHMID=
+}
+
+teardown() {
+	[ -n "$SHMID" ] && ipcrm -m "$SHMID" 2>/dev/null
+	pkill -f "sleep $NAP" 2>/dev/null || true
+	public_dirs_remove
+}
+
+# serve_ns LINE... : initialize, then the lines, to an agent whose pid is
+# left in $D/agent.pid for the commands to aim at
+serve_ns() {
+	{ printf '%s\n' "$INIT" "$INITIALIZED"; printf '%s\n' "$@"; } |
+		bash -c 'echo $$ >"$1/agent.pid"; exec "$2" serve --state-dir "$3" --audit "$4"' \
+			_ "$D" "$CW" "$STATE" "$AUDIT" >"$T/out" 2>"$T/err"
+}
+
+# out ID : the command's stdout
+out() {
+	text "$1" | jq -r .stdout
+}
+
+# $D/attach.py ID: attaches SysV segment ID, writes and reads it back
+write_attach() {
+	cat >"$D/attach.py" <<'EOF'
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+p = libc.shmat(int(sys.argv[1]), None, 0)
+if p is None or p == ctypes.c_void_p(-1).value:
+    print("refused errno", ctypes.get_errno())
+    sys.exit(1)
+ctypes.memmove(p, b"cw", 2)
+print("attached", ctypes.string_at(p, 2).decode())
+EOF
+}
+
+@test "a SysV segment of the sandbox is neither listed nor attachable in a call, while one the call makes works" {
+	command -v ipcmk >/dev/null || skip "ipcmk is not installed"
+	write_attach
+	SHMID=$(ipcmk -M 4096 -p 0666 | awk '{print $NF}')
+	[ -n "$SHMID" ]
+	# the twin outside cmdwarden: the same account reaches it
+	run runuser -u "$ACCOUNT" -- /usr/bin/python3 "$D/attach.py" "$SHMID"
+	assert_output "attached cw"
+	serve_ns "$(call_json 1 "ipcs -m | awk '\$2 == $SHMID' | wc -l; /usr/bin/python3 $D/attach.py $SHMID")" \
+		"$(call_json 2 "id=\$(ipcmk -M 4096 | awk '{print \$NF}'); ipcs -m | awk -v id=\$id '\$2 == id' | wc -l; /usr/bin/python3 $D/attach.py \$id")"
+	# refused: not listed, and shmat finds no such id (EINVAL)
+	assert_equal "$(out 1)" "$(printf '0\nrefused errno 22')"
+	assert_equal "$(structured 1 exit_code)" 1
+	# the sandbox's segment is untouched
+	run runuser -u "$ACCOUNT" -- /usr/bin/python3 "$D/attach.py" "$SHMID"
+	assert_output "attached cw"
+	# the call's own segment: listed and attached
+	assert_equal "$(out 2)" "$(printf '1\nattached cw')"
+}
+
+@test "the SysV objects a call makes die with it: its IPC namespace is gone when it ends" {
+	command -v ipcmk >/dev/null || skip "ipcmk is not installed"
+	before=$(ipcs | awk '$1 ~ /^0x/' | wc -l)
+	serve_ns "$(call_json 1 'ipcmk -M 1048576 >/dev/null && ipcmk -Q >/dev/null && ipcmk -S 1 >/dev/null && ipcs | awk "\$1 ~ /^0x/" | wc -l; readlink /proc/self/ns/ipc')"
+	run out 1
+	assert_line --index 0 3
+	ns=$(sed -n 2p <<<"$output")
+	[[ "$ns" == ipc:\[*\] ]] || fail "no ipc namespace in: $output"
+	# not the sandbox's, and no process holds it any more
+	[ "$ns" != "$(readlink /proc/self/ns/ipc)" ]
+	run bash -c 'for f in /proc/[0-9]*/ns/ipc; do readlink "$f"; done 2>/dev/null | grep -cxF "$1"' _ "$ns"
+	assert_output 0
+	# nothing of it in the sandbox's namespace either
+	assert_equal "$(ipcs | awk '$1 ~ /^0x/' | wc -l)" "$before"
+}
+
+@test "a call's /proc shows only its own processes: the agent's argv and status are out of reach, its own are not" {
+	# a process of the sandbox beside the agent, alive throughout
+	sleep "$NAP" &
+	other=$!
+	serve_ns "$(call_json 1 'ps -eo pid=,comm=; true')" \
+		"$(call_json 2 "a=\$(cat $D/agent.pid); cat /proc/\$a/cmdline; cat /proc/\$a/status; cat /proc/\$a/mountinfo; cat /proc/$other/cmdline; echo rc=\$?")" \
+		"$(call_json 3 'cat /proc/self/comm; grep -c . /proc/self/status /proc/self/mountinfo | sed "s/:[0-9]*//"; echo $$')"
+	agent=$(cat "$D/agent.pid")
+	# the twin outside cmdwarden: the same account reads another's argv
+	run runuser -u "$ACCOUNT" -- sh -c 'tr "\0" " " <"/proc/$1/cmdline"' _ "$other"
+	assert_output "sleep $NAP "
+	# ps: the shell (pid 2, under the call's init) and ps
+	assert_equal "$(out 1 | awk 'NF {print $1, $2}')" "$(printf '2 bash\n3 ps')"
+	assert_equal "$(out 2)" "rc=1"
+	run jq -r .stderr <<<"$(text 2)"
+	assert_line "cat: /proc/$agent/cmdline: No such file or directory"
+	assert_line "cat: /proc/$agent/status: No such file or directory"
+	assert_line "cat: /proc/$agent/mountinfo: No such file or directory"
+	assert_line "cat: /proc/$other/cmdline: No such file or directory"
+	# its own /proc works, and its pid is the namespace's 2
+	run out 3
+	assert_line --index 0 cat
+	assert_line --index 1 /proc/self/status
+	assert_line --index 2 /proc/self/mountinfo
+	assert_line --index 3 2
+}
+
+@test "the call's /proc hides the call's init (root) and is mounted hidepid=invisible, nosuid, nodev, noexec" {
+	serve_ns "$(call_json 1 'ls /proc/1 2>&1 | head -1; awk "\$5 == \"/proc\"" /proc/self/mountinfo | tail -1')"
+	run out 1
+	assert_line --index 0 --partial "cannot access '/proc/1'"
+	assert_line --index 1 --regexp ' /proc rw,nosuid,nodev,noexec,[^ ]* - proc proc rw,(.*,)?hidepid=invisible'
+}
+
+@test "exit codes and signals are reported exactly: kill -TERM \$\$, a SIGSEGV, exit 7, the timeout's SIGTERM" {
+	serve_ns "$(call_json 1 'echo $$; kill -TERM $$')" \
+		"$(call_json 2 'kill -SEGV $$')" \
+		"$(call_json 3 'exit 7')" \
+		"$(call_json 4 "sleep $NAP" '{"timeout":0.5}')" \
+		"$(call_json 5 'kill -KILL $$')"
+	assert_equal "$(out 1)" 2
+	assert_equal "$(structured 1 signal)" 15
+	assert_equal "$(structured 1 exit_code)" 143
+	assert_equal "$(structured 2 signal)" 11
+	assert_equal "$(structured 2 exit_code)" 139
+	assert_equal "$(structured 3 exit_code)" 7
+	assert_equal "$(structured 3 signal)" 0
+	# the shell, not a pid 1 ignoring it, took the SIGTERM: no SIGKILL
+	assert_equal "$(structured 4 timed_out)" true
+	assert_equal "$(structured 4 signal)" 15
+	assert_equal "$(structured 5 signal)" 9
+	run pgrep -f "sleep $NAP"
+	assert_failure
+}
+
+@test "processes that leave the call's process group or session end with the call" {
+	serve_ns "$(call_json 1 "setsid sleep $NAP & (sleep $NAP &); sleep 0.2; ps -eo comm= | grep -c sleep")"
+	assert_equal "$(out 1)" 2
+	run pgrep -f "sleep $NAP"
+	assert_failure
+}
+
+@test "the call's mounts never reach the sandbox: a slave mount namespace of its own" {
+	before=$(awk '{print $5}' /proc/self/mountinfo | sort)
+	serve_ns "$(call_json 1 'readlink /proc/self/ns/mnt /proc/self/ns/pid; awk "\$5 == \"/proc\"" /proc/self/mountinfo | wc -l')"
+	run out 1
+	[ "$(sed -n 1p <<<"$output")" != "$(readlink /proc/self/ns/mnt)" ]
+	[ "$(sed -n 2p <<<"$output")" != "$(readlink /proc/self/ns/pid)" ]
+	# the call's /proc is stacked on the sandbox's, which it hides
+	assert_line --index 2 2
+	assert_equal "$(awk '{print $5}' /proc/self/mountinfo | sort)" "$before"
+}
+
+# exec_policy : $T/exec.json, writing to $D and /tmp, executing from
+# /usr, /bin and $D/bin
+exec_policy() {
+	mkdir -p "$D/bin"
+	chmod 0777 "$D/bin"
+	jq -n --arg d "$D" '{version: "1", default: "deny", tools: {run_command: {sandbox: {filesystem: {
+		read: ["/"], write: [$d, "/tmp"], exec: ["/usr", "/bin", ($d + "/bin")]}}}}}' >"$T/exec.json"
+}
+
+serve_exec() {
+	{ printf '%s\n' "$INIT" "$INITIALIZED"; printf '%s\n' "$@"; } |
+		"$CW" serve --policy "$T/exec.json" --state-dir "$STATE" --audit "$AUDIT" >"$T/out" 2>"$T/err"
+}
+
+@test "code copied into a writable tree cannot be mapped executable: ld.so ./binary and dlopen are refused, the exec trees run" {
+	exec_policy
+	# the libm python3 itself maps (no ldconfig or compiler needed)
+	libpath=$(/usr/bin/python3 -c 'print(next(l.split()[-1] for l in open("/proc/self/maps") if "/libm.so" in l))')
+	[ -f "$libpath" ] || fail "python3 maps no libm: $libpath"
+	cp /bin/true "$D/x"
+	cp /bin/true "$D/bin/x"
+	cp "$libpath" "$D/lib.so"
+	cp "$libpath" "$D/bin/lib.so"
+	chmod 0755 "$D/x" "$D/bin/x"
+	chmod 0644 "$D/lib.so" "$D/bin/lib.so"
+	ld=/lib64/ld-linux-x86-64.so.2
+	[ -x "$ld" ] || skip "no $ld"
+	# the twins outside cmdwarden: the same account runs both
+	run runuser -u "$ACCOUNT" -- "$ld" "$D/x"
+	assert_success
+	run runuser -u "$ACCOUNT" -- /usr/bin/python3 -c "import ctypes; ctypes.CDLL('$D/lib.so'); print('loaded')"
+	assert_output loaded
+	serve_exec "$(call_json 1 "$ld $D/x; echo rc=\$?")" \
+		"$(call_json 2 "/usr/bin/python3 -c \"import ctypes; ctypes.CDLL('$D/lib.so')\" 2>&1 | tail -1")" \
+		"$(call_json 3 "$ld $D/bin/x; echo rc=\$?; $D/bin/x; echo rc=\$?; $ld /bin/true; echo rc=\$?")" \
+		"$(call_json 4 "/usr/bin/python3 -c \"import ctypes; ctypes.CDLL('$D/bin/lib.so'); ctypes.CDLL('$libpath'); print('loaded')\"")" \
+		"$(call_json 5 "echo ok >$D/written; cat $D/written")"
+	# refused: the kernel will not map the copies executable
+	assert_equal "$(out 1)" rc=127
+	run jq -r .stderr <<<"$(text 1)"
+	assert_output --partial "failed to map segment from shared object"
+	run out 2
+	assert_output --partial "failed to map segment from shared object"
+	# the exec tree inside the writable one, and the system's, run
+	assert_equal "$(out 3)" "$(printf 'rc=0\nrc=0\nrc=0')"
+	assert_equal "$(out 4)" loaded
+	# writing is as before
+	assert_equal "$(out 5)" ok
+	# and the sandbox's own view of the tree is untouched
+	run runuser -u "$ACCOUNT" -- "$ld" "$D/x"
+	assert_success
+}
+
+@test "a memfd cannot be executed where the kernel has vm.memfd_noexec; one for data works" {
+	[ -e /proc/sys/vm/memfd_noexec ] || skip "this kernel has no vm.memfd_noexec (6.3+): memfds stay executable (docs/kernels.md)"
+	cat >"$D/memfd.py" <<'EOF'
+import os, sys
+fd = os.memfd_create("cw", 0)
+os.write(fd, open("/bin/true", "rb").read())
+print("data", os.pread(fd, 3, 1).decode())
+try:
+    os.memfd_create("cw-exec", 0x10)  # MFD_EXEC
+    print("MFD_EXEC allowed")
+except OSError as e:
+    print("MFD_EXEC refused errno", e.errno)
+sys.stdout.flush()
+try:
+    os.execv("/proc/self/fd/%d" % fd, ["cw"])
+except OSError as e:
+    print("execve refused errno", e.errno)
+EOF
+	# the twin outside cmdwarden (this namespace's memfd_noexec)
+	[ "$(cat /proc/sys/vm/memfd_noexec)" = 0 ] || skip "vm.memfd_noexec is already set here"
+	run runuser -u "$ACCOUNT" -- /usr/bin/python3 "$D/memfd.py"
+	assert_output "$(printf 'data ELF\nMFD_EXEC allowed')"
+	serve_ns "$(call_json 1 "/usr/bin/python3 $D/memfd.py; cat /proc/sys/vm/memfd_noexec")"
+	assert_equal "$(out 1)" "$(printf 'data ELF\nMFD_EXEC refused errno 13\nexecve refused errno 13\n2')"
+	# the sandbox's own setting is untouched
+	assert_equal "$(cat /proc/sys/vm/memfd_noexec)" 0
+}

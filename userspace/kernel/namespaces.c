@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * namespaces: the holders of the calls' own namespaces (kernel/namespaces.h).
+ *
+ * The holder is cloned without CLONE_VM: an out-of-memory kill of a call
+ * (memory.oom.group) takes every process that shares the victim's memory,
+ * so nothing that lives on in the call's namespaces may share the agent's.
+ * It is a fork of a multithreaded process and makes system calls only.
+ *
+ * Its mounts, in order:
+ *  - MS_SLAVE, recursive: the copied mounts start as peers of the
+ *    sandbox's, so a mount made here would appear there. As slaves, mounts
+ *    the sandbox makes later still reach running calls; nothing a call's
+ *    namespace mounts or re-mounts goes back.
+ *  - A procfs instance of the holder's pid namespace over /proc, stacked on
+ *    the sandbox's (nothing is unmounted: the copy stays cheap to make and
+ *    to drop). hidepid=invisible also hides the holder, which runs as root.
+ *  - Exec that means it: Landlock's execute right is checked by execve
+ *    only, never by mmap(PROT_EXEC), so `ld.so ./copied`, dlopen of a
+ *    copied library and ctypes ran code from any readable file. A noexec
+ *    mount is checked by both. Each writable tree no exec tree holds is
+ *    bound onto itself (a mount of its own) and set noexec,nosuid,nodev
+ *    with everything beneath it (mount_setattr, AT_RECURSIVE; a remount of
+ *    the one mount before 5.12); an exec tree inside one of them is bound
+ *    onto itself and given exec back. Trees that do not exist, or are not
+ *    directories, are left alone, as Landlock leaves them.
+ *  - memfds live on the kernel's internal shmem mount, which no noexec
+ *    reaches: where the kernel has vm.memfd_noexec (6.3+, per pid
+ *    namespace, which is why the call's own is needed) it is 2 there:
+ *    memfd_create with MFD_EXEC is refused and every memfd is created
+ *    non-executable and sealed so, so execve of /proc/self/fd/N fails.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kernel/namespaces.h"
+
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#define ATTR_NOSUID 0x02
+#define ATTR_NODEV 0x04
+#define ATTR_NOEXEC 0x08
+
+/* How long a new holder may take to report its mounts. */
+#define HOLDER_READY_MS 5000
+
+struct mount_attr_v0 {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+struct ns_clone_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack,
+		stack_size, tls;
+};
+
+/* ---- the plan ---------------------------------------------------------- */
+
+static bool held_by(const char *path, const struct cw_strv *trees)
+{
+	size_t i;
+
+	for (i = 0; i < trees->n; i++)
+		if (trees->v[i] && cw_path_under(path, trees->v[i]))
+			return true;
+	return false;
+}
+
+static int push_copy(char **v, size_t *n, const char *path)
+{
+	v[*n] = strdup(path);
+	if (!v[*n])
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+int cw_ns_mounts_plan(const struct cw_sandbox *sb, struct cw_ns_mounts *m,
+		      struct cw_error *err)
+{
+	const struct cw_strv *w = &sb->filesystem.write;
+	const struct cw_strv *x = &sb->filesystem.exec;
+	size_t i, j;
+	int rc = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (!w->n)
+		return 0;
+	m->noexec = calloc(w->n, sizeof(*m->noexec));
+	m->exec = calloc(x->n ? x->n : 1, sizeof(*m->exec));
+	if (!m->noexec || !m->exec)
+		goto oom;
+	for (i = 0; i < w->n && rc == 0; i++)
+		if (w->v[i] && w->v[i][0] == '/' && !held_by(w->v[i], x))
+			rc = push_copy(m->noexec, &m->nnoexec, w->v[i]);
+	for (j = 0; j < x->n && rc == 0; j++) {
+		for (i = 0; x->v[j] && i < m->nnoexec; i++)
+			if (cw_path_under(x->v[j], m->noexec[i]))
+				break;
+		if (x->v[j] && i < m->nnoexec)
+			rc = push_copy(m->exec, &m->nexec, x->v[j]);
+	}
+	if (rc == 0)
+		return 0;
+oom:
+	cw_ns_mounts_free(m);
+	cw_error_set(err, "out of memory");
+	return -ENOMEM;
+}
+
+void cw_ns_mounts_free(struct cw_ns_mounts *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nnoexec; i++)
+		free(m->noexec[i]);
+	for (i = 0; i < m->nexec; i++)
+		free(m->exec[i]);
+	free(m->noexec);
+	free(m->exec);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- the holder's side (system calls only) ------------------------------ */
+
+enum setup_step {
+	STEP_PROPAGATION,
+	STEP_PROC,
+	STEP_NOEXEC,		/* index: the noexec tree */
+	STEP_EXEC,		/* index: the exec tree */
+	STEP_MEMFD,
+	STEP_SIGNALFD,
+};
+
+struct ready {
+	int rc;			/* 0 or -errno */
+	int step;
+	int index;
+	bool proc;
+	bool memfd_noexec;
+};
+
+/* The per-mount flags statfs reports, as mount(2) takes them back. */
+static unsigned long mount_flags(const char *path)
+{
+	static const struct {
+		unsigned long st, ms;
+	} map[] = {
+		{ ST_RDONLY, MS_RDONLY },     { ST_NOSUID, MS_NOSUID },
+		{ ST_NODEV, MS_NODEV },       { ST_NOEXEC, MS_NOEXEC },
+		{ ST_NOATIME, MS_NOATIME },   { ST_NODIRATIME, MS_NODIRATIME },
+		{ ST_RELATIME, MS_RELATIME },
+	};
+	unsigned long ms = 0;
+	struct statfs st;
+	size_t i;
+
+	if (syscall(SYS_statfs, path, &st) < 0)
+		return 0;
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if ((unsigned long)st.f_flags & map[i].st)
+			ms |= map[i].ms;
+	return ms;
+}
+
+/* Binds tree onto itself and sets (or, with exec, clears) noexec there;
+ * 1 when there is no such directory. */
+static int remount(const char *tree, bool exec)
+{
+	struct mount_attr_v0 a = { 0 };
+	unsigned long ms;
+	struct stat st;
+
+	if (lstat(tree, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 1;
+	if (mount(tree, tree, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return -errno;
+	if (exec)
+		a.attr_clr = ATTR_NOEXEC;
+	else
+		a.attr_set = ATTR_NOEXEC | ATTR_NOSUID | ATTR_NODEV;
+	if (syscall(SYS_mount_setattr, AT_FDCWD, tree, AT_RECURSIVE, &a,
+		    sizeof(a)) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+	ms = mount_flags(tree);
+	ms = exec ? ms & ~(unsigned long)MS_NOEXEC :
+		    ms | MS_NOEXEC | MS_NOSUID | MS_NODEV;
+	if (mount(NULL, tree, NULL, MS_BIND | MS_REMOUNT | ms, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+/* 2 in this pid namespace's vm.memfd_noexec; no such file before 6.3. */
+static int memfd_noexec(bool *set)
+{
+	int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	*set = false;
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	n = write(fd, "2", 1);
+	close(fd);
+	if (n != 1)
+		return n < 0 ? -errno : -EIO;
+	*set = true;
+	return 0;
+}
+
+static int setup_mounts(const struct cw_ns_mounts *m, struct ready *r)
+{
+	const unsigned long pflags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	size_t i;
+	int rc;
+
+	r->step = STEP_PROPAGATION;
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return -errno;
+	r->step = STEP_PROC;
+	/* hidepid=invisible is 5.8+; the number form is older. */
+	if (mount("proc", "/proc", "proc", pflags, "hidepid=invisible") < 0 &&
+	    (errno != EINVAL ||
+	     mount("proc", "/proc", "proc", pflags, "hidepid=2") < 0))
+		return -errno;
+	r->proc = true;
+	for (i = 0; m && i < m->nnoexec; i++) {
+		r->step = STEP_NOEXEC;
+		r->index = (int)i;
+		rc = remount(m->noexec[i], false);
+		if (rc < 0)
+			return rc;
+	}
+	for (i = 0; m && i < m->nexec; i++) {
+		r->step = STEP_EXEC;
+		r->index = (int)i;
+		rc = remount(m->exec[i], true);
+		if (rc < 0)
+			return rc;
+	}
+	r->step = STEP_MEMFD;
+	return memfd_noexec(&r->memfd_noexec);
+}
+
+/* Only its socket, as descriptor 3, and /dev/null as 0, 1 and 2: the
+ * agent's other descriptors (clients, other holders' sockets) must not
+ * be held open here. */
+static void holder_fds(int sock)
+{
+	int fd, nul;
+
+	if (sock != 3 && dup2(sock, 3) < 0)
+		_exit(127);
+	if (syscall(SYS_close_range, 4U, ~0U, 0U) != 0)
+		for (fd = 4; fd < 4096; fd++)
+			close(fd);
+	nul = open("/dev/null", O_RDWR);
+	if (nul >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(nul, 2);
+		if (nul > 3)
+			close(nul);
+	}
+}
+
+static void reap(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/* Pid 1 of the call's namespaces; every signal is blocked (as the agent
+ * blocked them around the clone), SIGCHLD comes through a signalfd. */
+static void __attribute__((noreturn)) holder_main(int sock,
+						  const struct cw_ns_mounts *m)
+{
+	struct signalfd_siginfo si;
+	struct ready r = { 0 };
+	struct pollfd p[2];
+	sigset_t chld;
+	char b;
+	int sfd;
+
+	holder_fds(sock);
+	sock = 3;
+	r.rc = setup_mounts(m, &r);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sfd = -1;
+	if (r.rc == 0) {
+		r.step = STEP_SIGNALFD;
+		sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+		if (sfd < 0)
+			r.rc = -errno;
+	}
+	if (send(sock, &r, sizeof(r), MSG_NOSIGNAL) != (ssize_t)sizeof(r) ||
+	    r.rc < 0)
+		_exit(1);
+	p[0].fd = sock;
+	p[0].events = POLLIN;
+	p[1].fd = sfd;
+	p[1].events = POLLIN;
+	for (;;) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			_exit(1);
+		if (p[0].revents & (POLLHUP | POLLERR))
+			_exit(0);
+		if ((p[0].revents & POLLIN) &&
+		    recv(sock, &b, 1, MSG_DONTWAIT) <= 0)
+			_exit(0);
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			;
+		reap();
+	}
+}
+
+/* ---- the agent's side --------------------------------------------------- */
+
+static const char *step_text(const struct ready *r, const struct cw_ns_mounts *m,
+			     char *buf, size_t len)
+{
+	switch (r->step) {
+	case STEP_PROPAGATION:
+		return "making the mounts one-way (MS_SLAVE)";
+	case STEP_PROC:
+		return "mounting a /proc of the call's pid namespace";
+	case STEP_NOEXEC:
+		snprintf(buf, len, "re-mounting %s noexec (filesystem.write)",
+			 m && r->index >= 0 && (size_t)r->index < m->nnoexec ?
+				 m->noexec[r->index] : "?");
+		return buf;
+	case STEP_EXEC:
+		snprintf(buf, len, "giving %s exec back (filesystem.exec)",
+			 m && r->index >= 0 && (size_t)r->index < m->nexec ?
+				 m->exec[r->index] : "?");
+		return buf;
+	case STEP_MEMFD:
+		return "setting vm.memfd_noexec";
+	default:
+		return "reading SIGCHLD (signalfd)";
+	}
+}
+
+static int await_ready(int sock, struct ready *r)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+	ssize_t n;
+	int rc;
+
+	do {
+		rc = poll(&p, 1, HOLDER_READY_MS);
+	} while (rc < 0 && errno == EINTR);
+	if (rc == 0)
+		return -ETIMEDOUT;
+	if (rc < 0)
+		return -errno;
+	n = recv(sock, r, sizeof(*r), 0);
+	if (n != (ssize_t)sizeof(*r))
+		return n < 0 ? -errno : -EPIPE;
+	return 0;
+}
+
+int cw_ns_holder_start(const struct cw_ns_mounts *m, struct cw_ns_holder *h,
+		       struct cw_error *err)
+{
+	struct ns_clone_args ca;
+	struct ready r = { 0 };
+	sigset_t all, old;
+	char path[64], buf[4200];
+	int sv[2], pidfd = -1, rc;
+	long pid;
+
+	memset(h, 0, sizeof(*h));
+	h->pidfd = h->sock = h->root = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		rc = -errno;
+		cw_error_set(err, "namespaces: socketpair: %s", strerror(-rc));
+		return rc;
+	}
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_PIDFD;
+	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	ca.exit_signal = SIGCHLD;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid == 0)
+		holder_main(sv[1], m);
+	rc = pid < 0 ? -errno : 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	close(sv[1]);
+	if (rc < 0) {
+		close(sv[0]);
+		cw_error_set(err, "namespaces: clone3 into new IPC, pid and mount namespaces: %s",
+			     strerror(-rc));
+		return rc;
+	}
+	h->pid = (pid_t)pid;
+	h->pidfd = pidfd;
+	h->sock = sv[0];
+	rc = await_ready(h->sock, &r);
+	if (rc == 0)
+		rc = r.rc;
+	if (rc < 0) {
+		cw_error_set(err, "namespaces: %s: %s",
+			     r.rc < 0 ? step_text(&r, m, buf, sizeof(buf)) :
+					"waiting for the call's init",
+			     strerror(-rc));
+		cw_ns_holder_stop(h);
+		return rc;
+	}
+	h->proc = r.proc;
+	h->memfd_noexec = r.memfd_noexec;
+	snprintf(path, sizeof(path), "/proc/%ld/root", pid);
+	h->root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (h->root < 0) {
+		rc = -errno;
+		cw_error_set(err, "namespaces: %s: %s", path, strerror(-rc));
+		cw_ns_holder_stop(h);
+		return rc;
+	}
+	return 0;
+}
+
+void cw_ns_holder_stop(struct cw_ns_holder *h)
+{
+	int status;
+
+	if (h->root >= 0)
+		close(h->root);
+	if (h->sock >= 0)
+		close(h->sock);
+	if (h->pid > 0) {
+		/* Its exit takes the rest of the pid namespace with it. */
+		if (h->pidfd >= 0)
+			syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+		else
+			kill(h->pid, SIGKILL);
+		while (waitpid(h->pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (h->pidfd >= 0)
+		close(h->pidfd);
+	memset(h, 0, sizeof(*h));
+	h->pidfd = h->sock = h->root = -1;
+}
+
+/* ---- joining ------------------------------------------------------------ */
+
+static pthread_once_t own_once = PTHREAD_ONCE_INIT;
+static int own_pidns = -1;
+
+static void open_own(void)
+{
+	own_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+}
+
+int cw_ns_enter_pid(const struct cw_ns_holder *h)
+{
+	pthread_once(&own_once, open_own);
+	if (own_pidns < 0)
+		return -ENOENT;	/* no way back: do not leave */
+	return setns(h->pidfd, CLONE_NEWPID) < 0 ? -errno : 0;
+}
+
+int cw_ns_leave_pid(void)
+{
+	return setns(own_pidns, CLONE_NEWPID) < 0 ? -errno : 0;
+}
+
+int cw_ns_join(int pidfd)
+{
+	return setns(pidfd, CLONE_NEWNS | CLONE_NEWIPC) < 0 ? -errno : 0;
+}

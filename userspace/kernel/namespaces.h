@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * namespaces: each call's own IPC, pid and mount namespaces.
+ *
+ * A holder is a process made ahead of time (kernel/ns_pool.h) in new IPC,
+ * pid and mount namespaces: their init (pid 1), a fork of the agent with
+ * memory of its own. It cuts the propagation of its mounts back to the
+ * sandbox, mounts a /proc of its pid namespace, re-mounts the writable
+ * trees outside filesystem.exec noexec,nosuid,nodev, sets vm.memfd_noexec
+ * where the kernel has it, reaps the orphans of the call and lives until
+ * the agent closes its end of the holder's socket (or dies); its exit ends
+ * whatever is left in the pid namespace.
+ *
+ * A call joins the holder's namespaces on its way to execve: the agent's
+ * launching thread points its children's pid namespace at the holder's
+ * (setns CLONE_NEWPID, which changes no running process), and the child it
+ * starts joins the holder's mount and IPC namespaces itself. The command
+ * stays the agent's own child, so its wait status is exact; in its
+ * namespace it is pid 2 or above and sees only the call's processes.
+ */
+#ifndef CW_KERNEL_NAMESPACES_H
+#define CW_KERNEL_NAMESPACES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "lib/util.h"
+#include "policy/policy.h"
+
+/* What to re-mount: each tree of filesystem.write that no exec tree holds
+ * (noexec), and each exec tree inside one of those (exec again). Copies of
+ * the paths, owned by the plan. */
+struct cw_ns_mounts {
+	char **noexec;
+	size_t nnoexec;
+	char **exec;
+	size_t nexec;
+};
+
+int cw_ns_mounts_plan(const struct cw_sandbox *sb, struct cw_ns_mounts *m,
+		      struct cw_error *err);
+void cw_ns_mounts_free(struct cw_ns_mounts *m);
+
+struct cw_ns_holder {
+	pid_t pid;		/* in the agent's pid namespace */
+	int pidfd;		/* what setns joins */
+	int sock;		/* the agent's end: closing it ends the holder */
+	int root;		/* O_PATH /proc/PID/root: its mount namespace */
+	bool proc;		/* a /proc of its own pid namespace */
+	bool memfd_noexec;	/* vm.memfd_noexec 2 there */
+};
+
+/* Starts a holder for the plan m (NULL: no re-mounts). 0, or -errno with
+ * err naming the step that failed (-EPERM/-EINVAL/-ENOSYS: this kernel or
+ * these privileges allow no such namespaces). */
+int cw_ns_holder_start(const struct cw_ns_mounts *m, struct cw_ns_holder *h,
+		       struct cw_error *err);
+/* Ends the holder and everything left in its pid namespace, and reaps it.
+ * Harmless on a holder never started (pid 0). */
+void cw_ns_holder_stop(struct cw_ns_holder *h);
+
+/* In the launching thread: processes it starts from now on are in h's pid
+ * namespace; cw_ns_leave_pid (from the same thread) goes back to the
+ * agent's. 0 or -errno. */
+int cw_ns_enter_pid(const struct cw_ns_holder *h);
+int cw_ns_leave_pid(void);
+/* In the started child, before it changes directory (async-signal-safe):
+ * joins the mount and IPC namespaces of the holder behind pidfd. */
+int cw_ns_join(int pidfd);
+
+#endif
