@@ -37,10 +37,18 @@
  *   max_files_written  successful opens of regular files with O_WRONLY,
  *                      O_RDWR, O_CREAT or O_TRUNC (and creat); each open
  *                      counts, the same file opened twice twice
- *   max_write_bytes    bytes returned by write, pwrite64, writev, pwritev,
- *                      pwritev2 on regular files (not pipes, sockets,
- *                      terminals); sendfile, splice, copy_file_range and
- *                      writes through mmap are not counted
+ *   max_write_bytes    bytes put into regular files (not pipes, sockets,
+ *                      terminals): the result of write, pwrite64, writev,
+ *                      pwritev, pwritev2, sendfile, copy_file_range and
+ *                      splice, by the descriptor written to (a splice
+ *                      into a pipe counts nothing, the splice out of it
+ *                      into a file counts); fallocate's length, in every
+ *                      mode but PUNCH_HOLE and COLLAPSE_RANGE (which free
+ *                      space), when it succeeds or fails with ENOSPC or
+ *                      EDQUOT (having allocated part of the range); one
+ *                      call counts at most 2^56 bytes, and once over the
+ *                      limit the counter stops, so it cannot wrap; writes
+ *                      through mmap and io_submit are not counted
  *   deny_open          an open of a path, as the program passed it, equal
  *                      to or below one of the prefixes
  * The process that crosses a limit gets SIGKILL (bpf_send_signal) at the
@@ -69,6 +77,13 @@
 #define S_IFMT		0170000
 #define S_IFREG		0100000
 #define SIGKILL		9
+#define ENOSPC		28
+#define EDQUOT		122
+#define FALLOC_FL_PUNCH_HOLE	 0x02
+#define FALLOC_FL_COLLAPSE_RANGE 0x08
+/* Far above what one call can write or allocate; a sum of a few never
+ * wraps. */
+#define WRITE_CALL_MAX	(1ULL << 56)
 
 #define MAX_CALLS	4096
 
@@ -554,14 +569,51 @@ static __always_inline int fd_is_regular(unsigned int fd)
 	return (mode & S_IFMT) == S_IFREG;
 }
 
-static __always_inline void count_write(struct trace_call *c,
-					const struct sc *s)
+/* The bytes a system call of the write family put into a file, and the
+ * descriptor they went to; 0 when none. */
+static __always_inline __u64 bytes_written(struct pt_regs___cw *regs, long nr,
+					   long ret, unsigned int *fd)
 {
-	__u64 n;
+	long len;
 
-	if (!fd_is_regular(s->a[0]))
+	switch (nr) {
+	case __NR_copy_file_range:
+	case __NR_splice:
+		*fd = BPF_CORE_READ(regs, dx);	/* fd_out */
+		return ret > 0 ? ret : 0;
+	case __NR_fallocate:
+		/* Its result is 0; what it allocated is its length. Out of
+		 * space, part of the range may stay allocated. */
+		if (ret != 0 && ret != -ENOSPC && ret != -EDQUOT)
+			return 0;
+		if (BPF_CORE_READ(regs, si) &
+		    (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE))
+			return 0;
+		*fd = BPF_CORE_READ(regs, di);
+		len = BPF_CORE_READ(regs, r10);
+		return len > 0 ? len : 0;
+	default:	/* write, pwrite64, writev, pwritev(2), sendfile */
+		*fd = BPF_CORE_READ(regs, di);
+		return ret > 0 ? ret : 0;
+	}
+}
+
+static __always_inline void count_write(struct trace_call *c,
+					struct pt_regs___cw *regs, long nr,
+					long ret)
+{
+	unsigned int fd = 0;
+	__u64 bytes, n;
+
+	bytes = bytes_written(regs, nr, ret, &fd);
+	if (!bytes || !fd_is_regular(fd))
 		return;
-	n = __sync_fetch_and_add(&c->write_bytes, s->ret) + s->ret;
+	if (bytes > WRITE_CALL_MAX)
+		bytes = WRITE_CALL_MAX;
+	/* Over already: killed again, not counted further. */
+	n = c->write_bytes;
+	if (n <= c->max_write_bytes)
+		n = __sync_fetch_and_add(&c->write_bytes, bytes) + bytes;
 	if (n <= c->max_write_bytes)
 		return;
 	if (!c->bytes_hit) {
@@ -598,12 +650,14 @@ int cw_sys_exit(unsigned long long *ctx)
 	case __NR_writev:
 	case __NR_pwritev:
 	case __NR_pwritev2:
+	case __NR_sendfile:
+	case __NR_copy_file_range:
+	case __NR_splice:
+	case __NR_fallocate:
 		c = current_call(&cgid);
-		if (!c || !c->max_write_bytes || (long)ctx[1] <= 0)
+		if (!c || !c->max_write_bytes)
 			return 0;
-		s.ret = ctx[1];
-		s.a[0] = BPF_CORE_READ(regs, di);
-		count_write(c, &s);
+		count_write(c, regs, s.nr, ctx[1]);
 		return 0;
 	case __NR_open:
 	case __NR_creat:

@@ -22,6 +22,7 @@ JSON
 teardown() {
 	[ -n "${BG:-}" ] && kill "$BG" 2>/dev/null
 	[ -n "${HOGS:-}" ] && kill $HOGS 2>/dev/null
+	mountpoint -q "$D/small" && umount "$D/small"
 	rm -rf "$D"
 }
 
@@ -207,6 +208,141 @@ done"
 	lim=$(recs "$inv" 'select(.type == "limit")')
 	assert_equal "$(jq -c '[.limit, .max, .comm]' <<<"$lim")" '["max_write_bytes",100000,"head"]'
 	[ "$(jq -r .peak <<<"$lim")" -gt 100000 ]
+}
+
+# write_limit : the policy of the max_write_bytes tests, 100000 bytes
+write_limit() {
+	jq '.tools.run_command.sandbox.files = {"max_write_bytes": 100000}' "$T/rw.json" >"$T/files.json"
+}
+
+# call_bytes ID : the bytes call ID wrote to files, from its exit record.
+# A call of `true` gives what the launch itself counts (the child's "0"
+# into each cgroup v1 tasks file, where there are v1 controllers).
+call_bytes() {
+	recs "$(structured "$1" invocation_id)" 'select(.type == "exit") | .files.write_bytes'
+}
+
+# copier : $D/copy.py HOW TOTAL SRC DST copies TOTAL bytes of SRC into DST
+# with the system call HOW (copy_file_range, sendfile or splice), 30000
+# bytes a call; splice goes through a pipe, SRC into it (a splice into a
+# pipe, no file bytes) and out of it into DST. $D/src has 1000000 bytes.
+copier() {
+	cat >"$D/copy.py" <<'PY'
+import os, sys
+how, total, src, dst = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+fi = os.open(src, os.O_RDONLY)
+fo = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+r, w = os.pipe()
+done = 0
+while done < total:
+    n = min(30000, total - done)
+    if how == "copy_file_range":
+        n = os.copy_file_range(fi, fo, n)
+    elif how == "sendfile":
+        n = os.sendfile(fo, fi, None, n)
+    elif how == "splice":
+        n = os.splice(r, fo, os.splice(fi, w, n))
+    else:
+        sys.exit("unknown system call " + how)
+    if n <= 0:
+        sys.exit("%s returned %d" % (how, n))
+    done += n
+print(how, done)
+PY
+	head -c 1000000 /dev/urandom >"$D/src"
+	chmod 644 "$D/copy.py" "$D/src"
+}
+
+# copy_crosses HOW : copying 60000 bytes with HOW completes and counts
+# 60000; copying 1000000 is killed at the fourth call, the one that
+# crosses 100000, and the limit record names it
+copy_crosses() {
+	trace_on
+	copier
+	write_limit
+	mcp --policy "$T/files.json" -- \
+		"$(call_json 1 "python3 $D/copy.py $1 60000 $D/src $D/a")" \
+		"$(call_json 2 "python3 $D/copy.py $1 1000000 $D/src $D/b; echo b=\$?")" \
+		"$(call_json 3 true)"
+	base=$(call_bytes 3)
+	assert_equal "$(structured 1 stdout)" "$1 60000"
+	cmp -n 60000 "$D/src" "$D/a"
+	[ "$(stat -c %s "$D/a")" -eq 60000 ]
+	inv1=$(structured 1 invocation_id)
+	assert_equal "$(recs "$inv1" 'select(.type == "limit")')" ""
+	assert_equal "$(call_bytes 1)" $((base + 60000))
+	assert_equal "$(structured 2 stdout)" b=137
+	assert_equal "$(stat -c %s "$D/b")" 120000
+	inv2=$(structured 2 invocation_id)
+	lim=$(recs "$inv2" 'select(.type == "limit")')
+	assert_equal "$(jq -c '[.limit, .peak, .max, .comm, .action]' <<<"$lim")" "[\"max_write_bytes\",$((base + 120000)),100000,\"python3\",\"killed\"]"
+}
+
+@test "files: max_write_bytes counts copy_file_range; the twin under the limit completes" {
+	copy_crosses copy_file_range
+}
+
+@test "files: max_write_bytes counts sendfile into a file; the twin under the limit completes" {
+	copy_crosses sendfile
+}
+
+@test "files: max_write_bytes counts splice into a file, not into a pipe; the twin under the limit completes" {
+	copy_crosses splice
+}
+
+@test "files: max_write_bytes counts fallocate's length, with or without keep-size; a punched hole counts nothing" {
+	trace_on
+	write_limit
+	mcp --policy "$T/files.json" -- \
+		"$(call_json 1 "fallocate -l 60000 $D/a && fallocate -p -o 0 -l 10000000 $D/a && echo done")" \
+		"$(call_json 2 "for i in \$(seq 0 19); do fallocate -o \$((i * 30000)) -l 30000 $D/b || { echo \"rc=\$? at \$i\"; break; }; done; fallocate -l 10 $D/c; echo c=\$?")" \
+		"$(call_json 3 ": >$D/k; fallocate -n -l 500000 $D/k; echo k=\$?")" \
+		"$(call_json 4 true)"
+	base=$(call_bytes 4)
+	# the twin: 60000 allocated, then the hole punched, ten times larger
+	assert_equal "$(structured 1 stdout)" done
+	inv1=$(structured 1 invocation_id)
+	assert_equal "$(recs "$inv1" 'select(.type == "limit")')" ""
+	assert_equal "$(call_bytes 1)" $((base + 60000))
+	[ "$(stat -c %s "$D/a")" -eq 60000 ]
+	[ "$(stat -c %b "$D/a")" -eq 0 ]
+	# the fourth fallocate crossed the limit and was the last; over the
+	# limit, the next is killed too and not counted further
+	assert_equal "$(structured 2 stdout)" "$(printf 'rc=137 at 3\nc=137')"
+	assert_equal "$(stat -c %s "$D/b")" 120000
+	[ "$(stat -c %s "$D/c")" -eq 10 ]
+	inv2=$(structured 2 invocation_id)
+	lim=$(recs "$inv2" 'select(.type == "limit")')
+	assert_equal "$(jq -c '[.limit, .peak, .max, .comm, .action]' <<<"$lim")" "[\"max_write_bytes\",$((base + 120000)),100000,\"fallocate\",\"killed\"]"
+	# keep-size: the file's size stays 0, its blocks were allocated
+	assert_equal "$(structured 3 stdout)" k=137
+	[ "$(stat -c %s "$D/k")" -eq 0 ]
+	[ "$(($(stat -c %b "$D/k") * 512))" -ge 500000 ]
+	inv3=$(structured 3 invocation_id)
+	assert_equal "$(recs "$inv3" 'select(.type == "limit") | [.limit, .peak]' | jq -c .)" "[\"max_write_bytes\",$((base + 500000))]"
+}
+
+@test "files: a fallocate that runs out of space counts its length; one that fits under the limit does not kill" {
+	trace_on
+	mkdir "$D/small"
+	mount -t tmpfs -o size=64k,mode=0777 tmpfs "$D/small"
+	write_limit
+	mcp --policy "$T/files.json" -- \
+		"$(call_json 1 "fallocate -l 90000 $D/small/a; echo a=\$?")" \
+		"$(call_json 2 "fallocate -l 500000 $D/small/b; echo b=\$?")" \
+		"$(call_json 3 true)"
+	base=$(call_bytes 3)
+	# over the file system's room but under the limit: refused, not killed
+	assert_equal "$(structured 1 stdout)" a=1
+	[[ "$(structured 1 stderr)" == *"No space left on device"* ]]
+	inv1=$(structured 1 invocation_id)
+	assert_equal "$(recs "$inv1" 'select(.type == "limit")')" ""
+	assert_equal "$(call_bytes 1)" $((base + 90000))
+	# the attempt past the limit is killed although it failed
+	assert_equal "$(structured 2 stdout)" b=137
+	inv2=$(structured 2 invocation_id)
+	lim=$(recs "$inv2" 'select(.type == "limit")')
+	assert_equal "$(jq -c '[.limit, .peak, .max, .comm, .action]' <<<"$lim")" "[\"max_write_bytes\",$((base + 500000)),100000,\"fallocate\",\"killed\"]"
 }
 
 @test "files: opening a deny_open path kills the opener before it reads; a sibling name is not a match" {
