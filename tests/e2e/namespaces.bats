@@ -85,13 +85,14 @@ EOF
 	assert_equal "$(ipcs | awk '$1 ~ /^0x/' | wc -l)" "$before"
 }
 
-@test "a call's /proc shows only its own processes: the agent's argv and status are out of reach, its own are not" {
+@test "a call's /proc shows only its own processes: the agent's argv and status are out of reach, its own are not, and the agent cannot be signalled" {
 	# a process of the sandbox beside the agent, alive throughout
 	sleep "$NAP" &
 	other=$!
 	serve_ns "$(call_json 1 'ps -eo pid=,comm=; true')" \
 		"$(call_json 2 "a=\$(cat $D/agent.pid); cat /proc/\$a/cmdline; cat /proc/\$a/status; cat /proc/\$a/mountinfo; cat /proc/$other/cmdline; echo rc=\$?")" \
-		"$(call_json 3 'cat /proc/self/comm; grep -c . /proc/self/status /proc/self/mountinfo | sed "s/:[0-9]*//"; echo $$')"
+		"$(call_json 3 'cat /proc/self/comm; grep -c . /proc/self/status /proc/self/mountinfo | sed "s/:[0-9]*//"; echo $$')" \
+		"$(call_json 4 "a=\$(cat $D/agent.pid); kill -0 \$a; echo agent=\$?; echo ppid=\$PPID; sleep 1 & kill \$! && echo own-child-ok")"
 	agent=$(cat "$D/agent.pid")
 	# the twin outside cmdwarden: the same account reads another's argv
 	run runuser -u "$ACCOUNT" -- sh -c 'tr "\0" " " <"/proc/$1/cmdline"' _ "$other"
@@ -110,6 +111,14 @@ EOF
 	assert_line --index 1 /proc/self/status
 	assert_line --index 2 /proc/self/mountinfo
 	assert_line --index 3 2
+	# the agent cannot be signalled, or even named: no such process
+	# there, and the shell's parent is outside (0); its own child is
+	run out 4
+	assert_line --index 0 agent=1
+	assert_line --index 1 ppid=0
+	assert_line --index 2 own-child-ok
+	run jq -r .stderr <<<"$(text 4)"
+	assert_output --partial "No such process"
 }
 
 @test "the call's /proc hides the call's init (root) and is mounted hidepid=invisible, nosuid, nodev, noexec" {

@@ -65,7 +65,9 @@ teardown() {
 	cat >"$T/p.json" <<'JSON'
 {"version":"1","default":"deny","tools":{"run_command":{"sandbox":{"user":"root"}}}}
 JSON
-	mcp --policy "$T/p.json" -- "$(call_json 1 'id -un; grep -c libnss_ /proc/$PPID/maps')"
+	# the agent's maps through the agent's /proc: the call's own hides it
+	CW_PROBE_DISABLE=call_namespaces \
+		mcp --policy "$T/p.json" -- "$(call_json 1 'id -un; grep -c libnss_ /proc/$PPID/maps')"
 	assert_equal "$(text 1 | jq -r .stdout)" "$(printf 'root\n0')"
 }
 

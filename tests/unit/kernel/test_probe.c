@@ -35,6 +35,7 @@ static const char *const names[CW_FEAT_COUNT] = {
 	"cgroup_v1_memory", "cgroup_v1_pids", "bpf_cgroup_sock_addr",
 	"bpf_cgroup_sock", "bpf_cgroup_skb", "bpf_ringbuf", "kernel_btf",
 	"bpf_tracepoint", "bpf_lsm", "fanotify", "sock_diag_inet",
+	"call_namespaces",
 };
 
 /* One probe of the unmodified machine, shared by the read-only tests. */
@@ -143,6 +144,23 @@ static void test_names(void **state)
 	errno = 0;
 	assert_null(cw_probe_name(CW_FEAT_COUNT));
 	assert_int_equal(EINVAL, errno);
+}
+
+/* As root the holder of a call's namespaces starts; whether memfds are
+ * made non-executable follows the sysctl's presence. */
+static void test_call_namespaces(void **state)
+{
+	const char *d = base.item[CW_FEAT_CALL_NAMESPACES].detail;
+
+	(void)state;
+	if (geteuid() != 0) {
+		assert_item(&base, CW_FEAT_CALL_NAMESPACES, false);
+		assert_non_null(strstr(d, "CAP_SYS_ADMIN"));
+		return;
+	}
+	assert_item(&base, CW_FEAT_CALL_NAMESPACES, true);
+	assert_int_equal(access("/proc/sys/vm/memfd_noexec", F_OK) == 0,
+			 strstr(d, "no vm.memfd_noexec") == NULL);
 }
 
 static void test_seccomp_landlock_fanotify(void **state)
@@ -505,6 +523,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_call_namespaces),
 		cmocka_unit_test(test_seccomp_landlock_fanotify),
 		cmocka_unit_test(test_cgroups),
 		cmocka_unit_test(test_bpf),
