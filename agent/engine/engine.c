@@ -176,10 +176,10 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 					      cw_policy_sandbox(e->rules->policy));
 	}
 	if (cw_layer_on(CW_LAYER_NAMESPACES)) {
-		e->ns = cw_ns_pool_open(e->rules);
+		e->ns = cw_ns_pool_open(e->rules, &err);
 		if (!e->ns) {
 			cw_diag_add(diag, "", 0, 0, "", "namespaces: %s",
-				    strerror(errno));
+				    err.text);
 			goto fail;
 		}
 	}

@@ -13,6 +13,7 @@
 #include "lib/bgwork.h"
 
 struct cw_ns_pool {
+	struct cw_ns_forker *forker;
 	struct cw_bgwork w;
 	/* Guarded by w's lock. */
 	struct cw_ns_slot *ready;
@@ -40,7 +41,8 @@ static void slot_end(struct cw_ns_slot *s)
 	free(s);
 }
 
-static struct cw_ns_slot *slot_make(struct cw_rules *ru, struct cw_ll_ref *src,
+static struct cw_ns_slot *slot_make(struct cw_ns_pool *p, struct cw_rules *ru,
+				    struct cw_ll_ref *src,
 				    struct cw_error *err)
 {
 	const struct cw_sandbox *sb = cw_policy_sandbox(ru->policy);
@@ -59,7 +61,7 @@ static struct cw_ns_slot *slot_make(struct cw_rules *ru, struct cw_ll_ref *src,
 	s->src = ll_get(src);
 	rc = cw_ns_mounts_plan(sb, &m, err);
 	if (rc == 0) {
-		rc = cw_ns_holder_start(&m, &s->h, err);
+		rc = cw_ns_holder_start(p->forker, &m, &s->h, err);
 		cw_ns_mounts_free(&m);
 	}
 	if (rc == 0 && src && cw_landlock_names_proc(src->ll)) {
@@ -126,7 +128,7 @@ static void pool_round(void *ctx)
 	}
 	if (ru) {
 		memset(&err, 0, sizeof(err));
-		s = slot_make(ru, src, &err);
+		s = slot_make(p, ru, src, &err);
 	}
 
 	cw_bgwork_lock(&p->w);
@@ -168,7 +170,7 @@ static void set_want(struct cw_ns_pool *p, struct cw_rules *ru,
 	p->want_src = ll_get(src);
 }
 
-struct cw_ns_pool *cw_ns_pool_open(struct cw_rules *ru)
+struct cw_ns_pool *cw_ns_pool_open(struct cw_rules *ru, struct cw_error *err)
 {
 	struct cw_ll_ref *src, *old_src;
 	struct cw_rules *old_ru;
@@ -177,8 +179,15 @@ struct cw_ns_pool *cw_ns_pool_open(struct cw_rules *ru)
 	int ret;
 
 	p = calloc(1, sizeof(*p));
-	if (!p)
+	if (!p) {
+		cw_error_set(err, "out of memory");
 		return NULL;
+	}
+	p->forker = cw_ns_forker_start(err);
+	if (!p->forker) {
+		free(p);
+		return NULL;
+	}
 	src = cw_rules_landlock(ru, cw_policy_sandbox(ru->policy), &ok, NULL);
 	set_want(p, ru, src, &old_ru, &old_src);
 	cw_ll_put(src);
@@ -186,8 +195,9 @@ struct cw_ns_pool *cw_ns_pool_open(struct cw_rules *ru)
 	if (ret) {
 		cw_rules_put(p->want_ru);
 		cw_ll_put(p->want_src);
+		cw_ns_forker_stop(p->forker);
 		free(p);
-		errno = ret;
+		cw_error_set(err, "pthread_create: %s", strerror(ret));
 		return NULL;
 	}
 	return p;
@@ -207,6 +217,7 @@ void cw_ns_pool_close(struct cw_ns_pool *p)
 	slot_end(p->ready);
 	cw_rules_put(p->want_ru);
 	cw_ll_put(p->want_src);
+	cw_ns_forker_stop(p->forker);
 	free(p);
 }
 
@@ -236,7 +247,7 @@ struct cw_ns_slot *cw_ns_pool_take(struct cw_ns_pool *p, struct cw_rules *ru,
 	cw_rules_put(old_ru);
 	/* Made for other rules (a reload, a rebuilt ruleset): off the path. */
 	cw_ns_pool_give(p, unfit);
-	return s ? s : slot_make(ru, src, err);
+	return s ? s : slot_make(p, ru, src, err);
 }
 
 void cw_ns_pool_give(struct cw_ns_pool *p, struct cw_ns_slot *s)

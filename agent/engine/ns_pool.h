@@ -28,9 +28,9 @@ struct cw_ns_slot {
 	struct cw_ns_slot *next;	/* in the pool's lists */
 };
 
-/* Starts the thread, which prepares a first slot for ru. NULL + errno
- * when the thread cannot start. */
-struct cw_ns_pool *cw_ns_pool_open(struct cw_rules *ru);
+/* Starts the holders' forker (kernel/namespaces.h) and the thread, which
+ * prepares a first slot for ru. NULL with err when either cannot start. */
+struct cw_ns_pool *cw_ns_pool_open(struct cw_rules *ru, struct cw_error *err);
 /* Stops the thread, then every slot it still has. */
 void cw_ns_pool_close(struct cw_ns_pool *p);
 

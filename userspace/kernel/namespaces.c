@@ -388,26 +388,20 @@ static int await_ready(int sock, struct ready *r)
 	return 0;
 }
 
-int cw_ns_holder_start(const struct cw_ns_mounts *m, struct cw_ns_holder *h,
-		       struct cw_error *err)
+/* clone3 into the holder's namespaces, the child going on as holder_main:
+ * the holder's pid (pidfd and socket in *pidfd, *sock), or -errno. */
+static long clone_holder(const struct cw_ns_mounts *m, int *pidfd, int *sock)
 {
 	struct ns_clone_args ca;
-	struct ready r = { 0 };
 	sigset_t all, old;
-	char path[64], buf[4200];
-	int sv[2], pidfd = -1, rc;
+	int sv[2], rc;
 	long pid;
 
-	memset(h, 0, sizeof(*h));
-	h->pidfd = h->sock = h->root = -1;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		rc = -errno;
-		cw_error_set(err, "namespaces: socketpair: %s", strerror(-rc));
-		return rc;
-	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
 	memset(&ca, 0, sizeof(ca));
 	ca.flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_PIDFD;
-	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	ca.pidfd = (uint64_t)(uintptr_t)pidfd;
 	ca.exit_signal = SIGCHLD;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -419,13 +413,292 @@ int cw_ns_holder_start(const struct cw_ns_mounts *m, struct cw_ns_holder *h,
 	close(sv[1]);
 	if (rc < 0) {
 		close(sv[0]);
-		cw_error_set(err, "namespaces: clone3 into new IPC, pid and mount namespaces: %s",
-			     strerror(-rc));
 		return rc;
+	}
+	*sock = sv[0];
+	return pid;
+}
+
+/* ---- the forker ----------------------------------------------------------
+ *
+ * A fork write-protects every page of the process it copies, and that
+ * process then takes a copy-on-write fault on each page it writes next:
+ * forking the agent for every call's holder put hundreds of faults (and
+ * the fork's hold on its memory map) on the calls' path. The forker is
+ * forked once, when the agent starts, and forks the holders from its own
+ * small, idle copy; the agent asks for each over a socket and receives the
+ * holder's socket and pidfd. The forker reaps them, and ends when the
+ * agent's end of its socket closes.
+ */
+
+/* A request: the counts, then the plan's paths, each with its NUL. */
+#define FORK_REQ_MAX 65536
+#define FORK_PATHS_MAX 512
+
+struct fork_reply {
+	int rc;			/* 0 or -errno of the clone */
+	pid_t pid;
+};
+
+struct cw_ns_forker {
+	int sock;
+	pid_t pid;
+	pthread_mutex_t mu;	/* one request at a time */
+};
+
+static char fork_req[FORK_REQ_MAX];
+static char *fork_paths[2 * FORK_PATHS_MAX];
+
+/* The plan from a request, pointing into fork_req; false if malformed. */
+static bool parse_request(size_t len, struct cw_ns_mounts *m)
+{
+	uint32_t n[2];
+	size_t off = sizeof(n), i;
+
+	memset(m, 0, sizeof(*m));
+	if (len < sizeof(n))
+		return false;
+	memcpy(n, fork_req, sizeof(n));
+	if (!n[0] && !n[1])
+		return true;
+	if (n[0] > FORK_PATHS_MAX || n[1] > FORK_PATHS_MAX ||
+	    fork_req[len - 1] != '\0')
+		return false;
+	for (i = 0; i < (size_t)n[0] + n[1]; i++) {
+		if (off >= len)
+			return false;
+		fork_paths[i] = fork_req + off;
+		off += strlen(fork_req + off) + 1;
+	}
+	m->noexec = fork_paths;
+	m->nnoexec = n[0];
+	m->exec = fork_paths + n[0];
+	m->nexec = n[1];
+	return true;
+}
+
+static void send_reply(int sock, const struct fork_reply *r, int fd1, int fd2)
+{
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = (void *)r, .iov_len = sizeof(*r) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	int fds[2] = { fd1, fd2 };
+
+	if (r->rc == 0) {
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof(u.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(fds));
+		memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	}
+	if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
+		_exit(1);
+}
+
+static void __attribute__((noreturn)) forker_main(int sock)
+{
+	struct signalfd_siginfo si;
+	struct cw_ns_mounts m;
+	struct fork_reply r;
+	struct pollfd p[2];
+	sigset_t chld;
+	ssize_t n;
+	int sfd, pidfd, hsock;
+	long pid;
+
+	holder_fds(sock);
+	sock = 3;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	p[0].fd = sock;
+	p[0].events = POLLIN;
+	p[1].fd = sfd;
+	p[1].events = POLLIN;
+	for (;;) {
+		if (poll(p, sfd >= 0 ? 2 : 1, sfd >= 0 ? -1 : 100) < 0 &&
+		    errno != EINTR)
+			_exit(1);
+		while (sfd >= 0 && read(sfd, &si, sizeof(si)) ==
+					   (ssize_t)sizeof(si))
+			;
+		reap();
+		if (p[0].revents & (POLLHUP | POLLERR))
+			_exit(0);
+		if (!(p[0].revents & POLLIN))
+			continue;
+		n = recv(sock, fork_req, sizeof(fork_req), 0);
+		if (n <= 0)
+			_exit(0);
+		memset(&r, 0, sizeof(r));
+		pidfd = hsock = -1;
+		if (!parse_request((size_t)n, &m)) {
+			r.rc = -EINVAL;
+		} else {
+			pid = clone_holder(&m, &pidfd, &hsock);
+			if (pid < 0)
+				r.rc = (int)pid;
+			else
+				r.pid = (pid_t)pid;
+		}
+		send_reply(sock, &r, hsock, pidfd);
+		if (hsock >= 0)
+			close(hsock);
+		if (pidfd >= 0)
+			close(pidfd);
+	}
+}
+
+struct cw_ns_forker *cw_ns_forker_start(struct cw_error *err)
+{
+	struct cw_ns_forker *f;
+	sigset_t all, old;
+	int sv[2], rc;
+	pid_t pid;
+
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		cw_error_set(err, "out of memory");
+		return NULL;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		rc = errno;
+		cw_error_set(err, "namespaces: socketpair: %s", strerror(rc));
+		free(f);
+		return NULL;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0)
+		forker_main(sv[1]);
+	rc = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		cw_error_set(err, "namespaces: fork: %s", strerror(rc));
+		free(f);
+		return NULL;
+	}
+	f->sock = sv[0];
+	f->pid = pid;
+	pthread_mutex_init(&f->mu, NULL);
+	return f;
+}
+
+void cw_ns_forker_stop(struct cw_ns_forker *f)
+{
+	int status;
+
+	if (!f)
+		return;
+	close(f->sock);
+	while (waitpid(f->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	pthread_mutex_destroy(&f->mu);
+	free(f);
+}
+
+/* The plan as a request; its length, or -E2BIG. */
+static ssize_t build_request(const struct cw_ns_mounts *m, char *buf,
+			     size_t cap)
+{
+	uint32_t n[2] = { m ? (uint32_t)m->nnoexec : 0,
+			  m ? (uint32_t)m->nexec : 0 };
+	size_t off = sizeof(n), i, len;
+
+	if (n[0] > FORK_PATHS_MAX || n[1] > FORK_PATHS_MAX)
+		return -E2BIG;
+	memcpy(buf, n, sizeof(n));
+	for (i = 0; i < (size_t)n[0] + n[1]; i++) {
+		const char *path = i < n[0] ? m->noexec[i] : m->exec[i - n[0]];
+
+		len = strlen(path) + 1;
+		if (off + len > cap)
+			return -E2BIG;
+		memcpy(buf + off, path, len);
+		off += len;
+	}
+	return (ssize_t)off;
+}
+
+/* One holder from the forker: its pid, with *sock and *pidfd, or -errno. */
+static long ask_forker(struct cw_ns_forker *f, const struct cw_ns_mounts *m,
+		       int *sock, int *pidfd)
+{
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct fork_reply r = { .rc = -EPIPE };
+	struct iovec iov = { .iov_base = &r, .iov_len = sizeof(r) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = u.buf,
+			      .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c;
+	char *req;
+	ssize_t len, n;
+	int fds[2];
+
+	req = malloc(FORK_REQ_MAX);
+	if (!req)
+		return -ENOMEM;
+	len = build_request(m, req, FORK_REQ_MAX);
+	if (len < 0) {
+		free(req);
+		return len;
+	}
+	pthread_mutex_lock(&f->mu);
+	n = send(f->sock, req, (size_t)len, MSG_NOSIGNAL);
+	if (n == len) {
+		do {
+			n = recvmsg(f->sock, &msg, MSG_CMSG_CLOEXEC);
+		} while (n < 0 && errno == EINTR);
+	}
+	pthread_mutex_unlock(&f->mu);
+	free(req);
+	if (n != (ssize_t)sizeof(r))
+		return n < 0 ? -errno : -EPIPE;
+	if (r.rc < 0)
+		return r.rc;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(fds)))
+		return -EPROTO;
+	memcpy(fds, CMSG_DATA(c), sizeof(fds));
+	*sock = fds[0];
+	*pidfd = fds[1];
+	return r.pid;
+}
+
+int cw_ns_holder_start(struct cw_ns_forker *f, const struct cw_ns_mounts *m,
+		       struct cw_ns_holder *h, struct cw_error *err)
+{
+	struct ready r = { 0 };
+	char path[64], buf[4200];
+	int pidfd = -1, sock = -1, rc;
+	long pid;
+
+	memset(h, 0, sizeof(*h));
+	h->pidfd = h->sock = h->root = -1;
+	pid = f ? ask_forker(f, m, &sock, &pidfd) :
+		  clone_holder(m, &pidfd, &sock);
+	if (pid < 0) {
+		cw_error_set(err, "namespaces: clone3 into new IPC, pid and mount namespaces: %s",
+			     strerror((int)-pid));
+		return (int)pid;
 	}
 	h->pid = (pid_t)pid;
 	h->pidfd = pidfd;
-	h->sock = sv[0];
+	h->sock = sock;
+	h->reap = !f;
 	rc = await_ready(h->sock, &r);
 	if (rc == 0)
 		rc = r.rc;
@@ -464,7 +737,8 @@ void cw_ns_holder_stop(struct cw_ns_holder *h)
 			syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
 		else
 			kill(h->pid, SIGKILL);
-		while (waitpid(h->pid, &status, 0) < 0 && errno == EINTR)
+		while (h->reap && waitpid(h->pid, &status, 0) < 0 &&
+		       errno == EINTR)
 			;
 	}
 	if (h->pidfd >= 0)

@@ -49,13 +49,21 @@ struct cw_ns_holder {
 	int root;		/* O_PATH /proc/PID/root: its mount namespace */
 	bool proc;		/* a /proc of its own pid namespace */
 	bool memfd_noexec;	/* vm.memfd_noexec 2 there */
+	bool reap;		/* the caller's child, not the forker's */
 };
 
-/* Starts a holder for the plan m (NULL: no re-mounts). 0, or -errno with
- * err naming the step that failed (-EPERM/-EINVAL/-ENOSYS: this kernel or
- * these privileges allow no such namespaces). */
-int cw_ns_holder_start(const struct cw_ns_mounts *m, struct cw_ns_holder *h,
-		       struct cw_error *err);
+/* The process that forks the holders (namespaces.c says why), forked now.
+ * NULL with err when it cannot start. */
+struct cw_ns_forker;
+struct cw_ns_forker *cw_ns_forker_start(struct cw_error *err);
+void cw_ns_forker_stop(struct cw_ns_forker *f);
+
+/* Starts a holder for the plan m (NULL: no re-mounts), forked by f (NULL:
+ * by the caller itself, which then reaps it). 0, or -errno with err naming
+ * the step that failed (-EPERM/-EINVAL/-ENOSYS: this kernel or these
+ * privileges allow no such namespaces). */
+int cw_ns_holder_start(struct cw_ns_forker *f, const struct cw_ns_mounts *m,
+		       struct cw_ns_holder *h, struct cw_error *err);
 /* Ends the holder and everything left in its pid namespace, and reaps it.
  * Harmless on a holder never started (pid 0). */
 void cw_ns_holder_stop(struct cw_ns_holder *h);

@@ -1036,7 +1036,7 @@ static void probe_call_namespaces(struct probe_ctx *c)
 	struct cw_probe_item *it = &c->p->item[CW_FEAT_CALL_NAMESPACES];
 	struct cw_ns_holder h;
 	struct cw_error err = { 0 };
-	int ret = cw_ns_holder_start(NULL, &h, &err);
+	int ret = cw_ns_holder_start(NULL, NULL, &h, &err);
 
 	if (!ret) {
 		item_set(it, true, h.memfd_noexec ?
