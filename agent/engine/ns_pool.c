@@ -6,8 +6,10 @@
  * these" is a pointer comparison that a reload cannot fool.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/ns_pool.h"
 #include "lib/bgwork.h"
@@ -41,6 +43,30 @@ static void slot_end(struct cw_ns_slot *s)
 	free(s);
 }
 
+/* The rules' ruleset with its rules on the agent's /proc moved to the
+ * slot's: from the descriptors the ruleset keeps where it could keep
+ * them, else built again from the holder's root. */
+static struct cw_landlock *moved_ruleset(const struct cw_ns_slot *s,
+					 const struct cw_sandbox *sb,
+					 struct cw_error *err)
+{
+	struct cw_landlock *ll;
+	int proc;
+
+	if (!cw_landlock_can_move_proc(s->src->ll))
+		return cw_landlock_build_at(sb, cw_landlock_abi(), s->h.root,
+					    err);
+	proc = openat(s->h.root, "proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (proc < 0) {
+		cw_error_set(err, "namespaces: the call's /proc: %s",
+			     strerror(errno));
+		return NULL;
+	}
+	ll = cw_landlock_moved_to_proc(s->src->ll, proc, err);
+	close(proc);
+	return ll;
+}
+
 static struct cw_ns_slot *slot_make(struct cw_ns_pool *p, struct cw_rules *ru,
 				    struct cw_ll_ref *src,
 				    struct cw_error *err)
@@ -65,8 +91,7 @@ static struct cw_ns_slot *slot_make(struct cw_ns_pool *p, struct cw_rules *ru,
 		cw_ns_mounts_free(&m);
 	}
 	if (rc == 0 && src && cw_landlock_names_proc(src->ll)) {
-		s->ll = cw_landlock_build_at(sb, cw_landlock_abi(), s->h.root,
-					     err);
+		s->ll = moved_ruleset(s, sb, err);
 		if (!s->ll)
 			rc = -EIO;
 	}

@@ -120,6 +120,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
@@ -241,12 +242,39 @@ struct stamp {
 	struct timespec mtime;
 };
 
+/*
+ * The rules again, for a call with a /proc of its own (kernel/namespaces.h):
+ * that procfs is another filesystem, which the rules on the agent's /proc
+ * do not cover, so the call's init builds the ruleset once more with them
+ * moved onto its /proc. A rule holds its own O_PATH descriptor, or the
+ * path beneath /proc to open in the call's; the call's other rules are
+ * the same inodes as ever.
+ */
+struct kept_rule {
+	int fd;			/* -1 for a rule beneath /proc */
+	char *proc_rel;		/* beneath /proc: "" for /proc itself */
+	__u64 rights;
+	int type;
+	struct ll_net_port_attr port;
+};
+
+struct recipe {
+	struct ll_ruleset_attr attr;
+	size_t attr_size;
+	struct kept_rule *v;
+	size_t n, cap;
+	dev_t proc_dev;		/* the agent's /proc; 0 when none */
+	size_t nfds, maxfds;	/* descriptors kept, and the most it may */
+	bool broken;		/* a rule could not be kept */
+};
+
 struct cw_landlock {
 	int fd;
 	bool names_proc;
 	json_t *desc;
 	struct stamp *stamps;
 	size_t nstamps;
+	struct recipe recipe;
 };
 
 /* Bit i of a right mask is named fs_names[i]. */
@@ -287,6 +315,7 @@ struct build {
 	json_t *notes;
 	struct stamp *stamps;
 	size_t nstamps, capstamps;
+	struct recipe recipe;
 };
 
 static int ll_create_ruleset(const struct ll_ruleset_attr *attr, size_t size,
@@ -298,6 +327,75 @@ static int ll_create_ruleset(const struct ll_ruleset_attr *attr, size_t size,
 static int ll_add_rule(int fd, int type, const void *attr)
 {
 	return (int)syscall(__NR_landlock_add_rule, fd, type, attr, 0);
+}
+
+static struct kept_rule *keep_rule(struct recipe *r)
+{
+	struct kept_rule *v;
+
+	if (r->broken)
+		return NULL;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+
+		v = realloc(r->v, cap * sizeof(*v));
+		if (!v) {
+			r->broken = true;
+			return NULL;
+		}
+		r->v = v;
+		r->cap = cap;
+	}
+	v = &r->v[r->n];
+	memset(v, 0, sizeof(*v));
+	v->fd = -1;
+	return v;
+}
+
+/* A path rule for the recipe: beneath the agent's /proc by its path, else
+ * by a descriptor of its own. Failing only marks the recipe unusable. */
+static void keep_path_rule(struct recipe *r, int fd, __u64 rights,
+			   const char *path)
+{
+	struct kept_rule *k = keep_rule(r);
+	struct stat st;
+
+	if (!k)
+		return;
+	k->type = RULE_PATH_BENEATH;
+	k->rights = rights;
+	if (r->proc_dev && fstat(fd, &st) == 0 && st.st_dev == r->proc_dev) {
+		/* Only what names it through /proc maps onto the call's. */
+		if (!path || strncmp(path, "/proc", 5) ||
+		    (path[5] && path[5] != '/'))
+			return;
+		k->proc_rel = strdup(path[5] ? path + 6 : "");
+		if (!k->proc_rel) {
+			r->broken = true;
+			return;
+		}
+	} else {
+		k->fd = r->nfds < r->maxfds ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+		if (k->fd < 0) {
+			r->broken = true;
+			return;
+		}
+		r->nfds++;
+	}
+	r->n++;
+}
+
+static void recipe_free(struct recipe *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		if (r->v[i].fd >= 0)
+			close(r->v[i].fd);
+		free(r->v[i].proc_rel);
+	}
+	free(r->v);
+	memset(r, 0, sizeof(*r));
 }
 
 int cw_landlock_abi(void)
@@ -630,6 +728,7 @@ static int add_path_rule(struct build *b, int fd, bool dir, __u64 rights,
 		return -e;
 	}
 	b->nrules++;
+	keep_path_rule(&b->recipe, fd, rights, path);
 	return 0;
 }
 
@@ -926,6 +1025,15 @@ static int add_port_rule(struct build *b, __u64 access, unsigned port)
 		return -e;
 	}
 	b->nrules++;
+	{
+		struct kept_rule *k = keep_rule(&b->recipe);
+
+		if (k) {
+			k->type = RULE_NET_PORT;
+			k->port = np;
+			b->recipe.n++;
+		}
+	}
 	return 0;
 }
 
@@ -1052,6 +1160,8 @@ static int create_ruleset(struct build *b, const struct cw_sandbox *sb,
 			      LANDLOCK_SCOPE_SIGNAL;
 		size = sizeof(attr);
 	}
+	b->recipe.attr = attr;
+	b->recipe.attr_size = size;
 	b->rs = ll_create_ruleset(&attr, size, 0);
 	if (b->rs < 0) {
 		rc = -errno;
@@ -1092,7 +1202,17 @@ struct cw_landlock *cw_landlock_build_at(const struct cw_sandbox *sb, int abi,
 	json_t *connect = NULL, *tcp_desc = NULL;
 	bool tcp = false, tcp_connect = false;
 	int kernel_abi, rc;
+	struct rlimit nofile;
+	struct stat proc;
 	size_t i;
+
+	if (stat("/proc", &proc) == 0)
+		b.recipe.proc_dev = proc.st_dev;
+	/* A quarter of the descriptors at most: the agent needs the rest
+	 * for its clients and calls. */
+	b.recipe.maxfds = getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+			  nofile.rlim_cur != RLIM_INFINITY ?
+			  (size_t)nofile.rlim_cur / 4 : MAX_RULES;
 
 	if (!sb || abi < 0) {
 		cw_error_set(err, "landlock: no sandbox or a negative ABI");
@@ -1181,6 +1301,16 @@ struct cw_landlock *cw_landlock_build_at(const struct cw_sandbox *sb, int abi,
 	l->names_proc = b.names_proc;
 	l->stamps = b.stamps;
 	l->nstamps = b.nstamps;
+	/* Unusable, or of no use (no rule on the agent's /proc to move, or
+	 * built for another root already): no descriptors held for nothing. */
+	if (b.recipe.broken || !b.names_proc || root >= 0) {
+		bool broken = b.recipe.broken || root >= 0;
+
+		recipe_free(&b.recipe);
+		b.recipe.broken = broken;
+	}
+	l->recipe = b.recipe;
+	memset(&b.recipe, 0, sizeof(b.recipe));
 	b.stamps = NULL;
 	b.nstamps = 0;
 	b.rs = -1;
@@ -1199,6 +1329,7 @@ out:
 	free(b.deny);
 	free(bits);
 	free_stamps(b.stamps, b.nstamps);
+	recipe_free(&b.recipe);
 	json_decref(b.missing);
 	json_decref(b.untrusted);
 	json_decref(b.split);
@@ -1216,6 +1347,7 @@ void cw_landlock_free(struct cw_landlock *l)
 		close(l->fd);
 	json_decref(l->desc);
 	free_stamps(l->stamps, l->nstamps);
+	recipe_free(&l->recipe);
 	free(l);
 }
 
@@ -1258,6 +1390,82 @@ int cw_landlock_apply(const struct cw_landlock *l)
 	if (syscall(__NR_landlock_restrict_self, l->fd, 0) < 0)
 		return -errno;
 	return 0;
+}
+
+bool cw_landlock_can_move_proc(const struct cw_landlock *l)
+{
+	return l && !l->recipe.broken && l->recipe.attr_size;
+}
+
+static int build_for_proc(const struct cw_landlock *l, int proc_fd)
+{
+	const struct recipe *r = &l->recipe;
+	struct ll_path_beneath_attr pb;
+	const struct kept_rule *k;
+	int rs, fd, e;
+	size_t i;
+
+	if (!cw_landlock_can_move_proc(l))
+		return -ENOTSUP;
+	rs = ll_create_ruleset(&r->attr, r->attr_size, 0);
+	if (rs < 0)
+		return -errno;
+	for (i = 0; i < r->n; i++) {
+		k = &r->v[i];
+		if (k->type == RULE_NET_PORT) {
+			if (ll_add_rule(rs, RULE_NET_PORT, &k->port) < 0)
+				goto fail;
+			continue;
+		}
+		fd = k->fd;
+		if (k->proc_rel && !k->proc_rel[0])
+			fd = proc_fd;
+		else if (k->proc_rel)
+			/* Gone in the call's /proc (an agent's pid): no
+			 * rule, nothing to cover. */
+			fd = openat(proc_fd, k->proc_rel,
+				    O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		pb.allowed_access = k->rights;
+		pb.parent_fd = fd;
+		e = ll_add_rule(rs, RULE_PATH_BENEATH, &pb) < 0 ? errno : 0;
+		if (k->proc_rel && k->proc_rel[0])
+			close(fd);
+		if (e && e != EBADFD) {
+			errno = e;
+			goto fail;
+		}
+	}
+	return rs;
+fail:
+	e = errno;
+	close(rs);
+	return -e;
+}
+
+struct cw_landlock *cw_landlock_moved_to_proc(const struct cw_landlock *l,
+					      int proc_fd,
+					      struct cw_error *err)
+{
+	struct cw_landlock *m;
+	int fd = build_for_proc(l, proc_fd);
+
+	if (fd < 0) {
+		cw_error_set(err, "landlock: the ruleset for the call's /proc: %s",
+			     strerror(-fd));
+		errno = -fd;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		close(fd);
+		cw_error_set(err, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->fd = fd;
+	return m;
 }
 
 /*

@@ -48,6 +48,18 @@ int cw_landlock_fd(const struct cw_landlock *l);
  * 0 or -errno. */
 int cw_landlock_apply(const struct cw_landlock *l);
 
+/* For a call with a procfs of its own mounted at /proc: the same ruleset,
+ * made again from the rules l keeps (a descriptor each, no path looked up
+ * again) with those on the agent's /proc (and beneath it) given to the
+ * procfs proc_fd is the root of. Applied like l; its staleness is l's.
+ * NULL with err; errno ENOTSUP when l could not keep its rules (more than
+ * a quarter of the agent's descriptor limit): cw_landlock_can_move_proc
+ * says so first, and cw_landlock_build_at is the way then. */
+bool cw_landlock_can_move_proc(const struct cw_landlock *l);
+struct cw_landlock *cw_landlock_moved_to_proc(const struct cw_landlock *l,
+					      int proc_fd,
+					      struct cw_error *err);
+
 /* True when the ruleset no longer matches the filesystem: a granted path
  * now names another file or directory, a directory listed to leave out a
  * deny entry has gained, lost or renamed entries, or a missing list entry

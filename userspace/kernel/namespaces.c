@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -434,6 +435,7 @@ static long clone_holder(const struct cw_ns_mounts *m, int *pidfd, int *sock)
 /* A request: the counts, then the plan's paths, each with its NUL. */
 #define FORK_REQ_MAX 65536
 #define FORK_PATHS_MAX 512
+#define FORKER_NICE 10
 
 struct fork_reply {
 	int rc;			/* 0 or -errno of the clone */
@@ -514,6 +516,10 @@ static void __attribute__((noreturn)) forker_main(int sock)
 
 	holder_fds(sock);
 	sock = 3;
+	/* Preparing ahead yields to the calls being run. */
+	if (setpriority(PRIO_PROCESS, 0, FORKER_NICE) < 0) {
+		/* at the agent's priority, then */
+	}
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);

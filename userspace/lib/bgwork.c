@@ -1,13 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 /* bgwork: a pool's background thread (lib/bgwork.h). */
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "lib/bgwork.h"
+
+/* Work done ahead yields to the calls being run (a thread's own nice
+ * value, on Linux). */
+#define BGWORK_NICE 10
 
 static void *run(void *arg)
 {
 	struct cw_bgwork *w = arg;
 
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), BGWORK_NICE) < 0) {
+		/* at the agent's priority, then */
+	}
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		while (!w->stop && !w->has_work(w->ctx)) {

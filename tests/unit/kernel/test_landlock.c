@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@
 
 #include "unit.h"
 #include "kernel/landlock.h"
+#include "kernel/namespaces.h"
 
 extern char **environ;
 
@@ -1161,24 +1163,104 @@ static int count_fds(void)
 static void test_fd_lifetime(void **state)
 {
 	struct cw_landlock *l;
+	json_int_t rules;
 	int before, fd;
+	json_t *d;
 
 	(void)state;
 	NEED_ABI(1);
 	before = count_fds();
+	/* read "/" split by deny: a rule is on the agent's /proc, so the
+	 * rules are kept (a descriptor each) to be moved to a call's own
+	 * /proc (cw_landlock_moved_to_proc). */
 	l = build(kernel_abi, "{\"read\": [\"/\"], \"write\": [\"@/rw\"], "
 			      "\"deny\": [\"/root\", \"/etc/shadow\", "
 			      "\"@/rw/secret\"]}");
 	fd = cw_landlock_fd(l);
 	assert_true(fd >= 0);
 	assert_int_equal(FD_CLOEXEC, fcntl(fd, F_GETFD) & FD_CLOEXEC);
-	/* The ruleset descriptor is the only one kept. */
-	assert_int_equal(before + 1, count_fds());
+	assert_true(cw_landlock_names_proc(l));
+	assert_true(cw_landlock_can_move_proc(l));
+	d = cw_landlock_describe(l);
+	rules = json_integer_value(json_object_get(d, "rules"));
+	json_decref(d);
+	assert_true(count_fds() > before + 1);
+	assert_true(count_fds() <= before + 1 + rules);
 	cw_landlock_free(l);
 	assert_int_equal(before, count_fds());
 	errno = 0;
 	assert_int_equal(-1, fcntl(fd, F_GETFD));
 	assert_int_equal(EBADF, errno);
+	/* read "/" whole: no rule on /proc, nothing kept but the ruleset */
+	l = build(kernel_abi, "{\"read\": [\"/\"], \"write\": [\"@/rw\"], "
+			      "\"deny\": []}");
+	assert_false(cw_landlock_names_proc(l));
+	assert_int_equal(before + 1, count_fds());
+	cw_landlock_free(l);
+	assert_int_equal(before, count_fds());
+}
+
+/* In h's mount namespace under l: 0 when /proc/uptime (the call's
+ * procfs), /etc/hostname open and /etc/shadow is refused, else which
+ * failed (1, 2, 3). */
+static int proc_child(const struct cw_ns_holder *h, const struct cw_landlock *l)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd;
+
+		if (setns(h->pidfd, CLONE_NEWNS) < 0 ||
+		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    cw_landlock_apply(l) < 0)
+			_exit(100);
+		fd = open("/proc/uptime", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(1);
+		close(fd);
+		fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(2);
+		close(fd);
+		_exit(open("/etc/shadow", O_RDONLY | O_CLOEXEC) >= 0 ? 3 : 0);
+	}
+	assert_int_equal(pid, waitpid(pid, &status, 0));
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* A call's own /proc is another procfs: the rules on the agent's do not
+ * reach it, the moved ruleset does, and the rest stays as it was. */
+static void test_moved_to_proc(void **state)
+{
+	struct cw_landlock *l, *m;
+	struct cw_ns_holder h;
+	struct cw_error err;
+	int proc;
+
+	(void)state;
+	NEED_ABI(1);
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(0, cw_ns_holder_start(NULL, NULL, &h, &err));
+	l = build(kernel_abi, "{\"read\": [\"/\"], \"deny\": [\"/etc/shadow\"]}");
+	assert_true(cw_landlock_names_proc(l));
+	proc = openat(h.root, "proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(proc >= 0);
+	m = cw_landlock_moved_to_proc(l, proc, &err);
+	close(proc);
+	assert_non_null(m);
+	/* the agent's ruleset in the call's namespace: its /proc refused */
+	assert_int_equal(1, proc_child(&h, l));
+	/* moved: /proc readable, /etc/shadow still denied */
+	assert_int_equal(0, proc_child(&h, m));
+	cw_landlock_free(m);
+	cw_landlock_free(l);
+	cw_ns_holder_stop(&h);
 }
 
 static void test_rule_limit(void **state)
@@ -1283,6 +1365,7 @@ int main(void)
 		T(test_downgrade),
 		T(test_default_profile),
 		T(test_fd_lifetime),
+		T(test_moved_to_proc),
 		T(test_rule_limit),
 		T(test_missing_paths),
 	};
