@@ -176,7 +176,10 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 					      cw_policy_sandbox(e->rules->policy));
 	}
 	if (cw_layer_on(CW_LAYER_NAMESPACES)) {
-		e->ns = cw_ns_pool_open(e->rules, &err);
+		e->ns = cw_ns_pool_open(e->rules,
+					e->cg ? cw_cgroup_calls_path(e->cg) :
+						NULL,
+					&err);
 		if (!e->ns) {
 			cw_diag_add(diag, "", 0, 0, "", "namespaces: %s",
 				    err.text);

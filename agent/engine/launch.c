@@ -216,6 +216,17 @@ static void release_account(struct launch *l)
 
 /* ---- the launch record ------------------------------------------------- */
 
+/* The unix sockets outside the calls the call's mount namespace masks. */
+static json_t *masked_sockets(const struct cw_ns_mounts *m)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < m->nmask; i++)
+		json_array_append_new(a, json_string(m->mask[i]));
+	return a;
+}
+
 static int record_launch(struct launch *l)
 {
 	struct cw_engine *e = l->e;
@@ -225,6 +236,9 @@ static int record_launch(struct launch *l)
 	rec = cw_rec_launch(l->tool, l->sb, l->ra, &l->user, l->so.cwd,
 			    l->ll ? l->ll->ll : NULL,
 			    e->trace && e->cg ? e->trace : NULL);
+	if (rec && l->ns)
+		json_object_set_new(rec, "unix_sockets_masked",
+				    masked_sockets(&l->ns->m));
 	if (inject(l, CW_STEP_RECORD)) {
 		json_decref(rec);
 		ret = -EIO;

@@ -9,8 +9,13 @@
  * holder and, where the rules' ruleset names the agent's /proc (a read
  * list split at "/" by a deny entry names /proc itself), a ruleset built
  * again from the holder's root, so that it names the call's /proc
- * instead. A call that finds nothing ready for its rules makes its own.
- * Ended slots are stopped on the thread.
+ * instead. The unix sockets services outside the calls listen on are
+ * masked in each slot's mount namespace, as /proc/net/unix lists them when
+ * the slot is made, and again when it is taken if it was made more than
+ * a second before; the sockets the running calls' processes hold, and
+ * those the policy's network.unix_sockets lists, are left alone. A call
+ * that finds nothing ready for its rules makes its own. Ended slots are
+ * stopped on the thread.
  */
 #ifndef CW_ENGINE_NS_POOL_H
 #define CW_ENGINE_NS_POOL_H
@@ -25,12 +30,17 @@ struct cw_ns_slot {
 	struct cw_rules *ru;		/* a reference: made for these */
 	struct cw_ll_ref *src;		/* a reference; NULL without Landlock */
 	struct cw_landlock *ll;		/* built from h.root; NULL: src's */
+	struct cw_ns_mounts m;		/* what the holder mounted */
+	int64_t made_us;		/* CLOCK_MONOTONIC */
 	struct cw_ns_slot *next;	/* in the pool's lists */
 };
 
 /* Starts the holders' forker (kernel/namespaces.h) and the thread, which
- * prepares a first slot for ru. NULL with err when either cannot start. */
-struct cw_ns_pool *cw_ns_pool_open(struct cw_rules *ru, struct cw_error *err);
+ * prepares a first slot for ru. calls: the directory of the calls' v2
+ * cgroups (their sockets are not masked; NULL: none known). NULL with err
+ * when either cannot start. */
+struct cw_ns_pool *cw_ns_pool_open(struct cw_rules *ru, const char *calls,
+				   struct cw_error *err);
 /* Stops the thread, then every slot it still has. */
 void cw_ns_pool_close(struct cw_ns_pool *p);
 

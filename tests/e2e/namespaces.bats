@@ -18,6 +18,8 @@ setup() {
 teardown() {
 	[ -n "$SHMID" ] && ipcrm -m "$SHMID" 2>/dev/null
 	pkill -f "sleep $NAP" 2>/dev/null || true
+	[ -n "${SVC:-}" ] && kill $SVC 2>/dev/null
+	[ -n "${RUNSOCK:-}" ] && rm -f "$RUNSOCK" "$RUNSOCK.ready"
 	public_dirs_remove
 }
 
@@ -246,4 +248,128 @@ EOF
 	assert_equal "$(out 1)" "$(printf 'data ELF\nMFD_EXEC refused errno 13\nexecve refused errno 13\n2')"
 	# the sandbox's own setting is untouched
 	assert_equal "$(cat /proc/sys/vm/memfd_noexec)" 0
+}
+
+# start_unix PATH [DELAY]: a root service answering "hi" on a pathname unix
+# socket (mode 0666) at PATH, after DELAY seconds; waits for it unless
+# delayed. Runs with bats' descriptors closed, so bats never waits on it.
+start_unix() {
+	python3 -c '
+import os, socket, sys, time
+time.sleep(float(sys.argv[2]))
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    os.unlink(sys.argv[1])
+except FileNotFoundError:
+    pass
+s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o666)
+s.listen(16)
+open(sys.argv[1] + ".ready", "w").close()
+while True:
+    c, _ = s.accept()
+    c.sendall(b"hi")
+    c.close()
+' "$1" "${2:-0}" </dev/null >/dev/null 2>&1 3>&- &
+	SVC="${SVC:-} $!"
+	[ -n "${2:-}" ] && return 0
+	for _ in $(seq 100); do
+		[ -e "$1.ready" ] && return 0
+		sleep 0.05
+	done
+	fail "no service on $1"
+}
+
+# $D/uconnect.py PATH...: connects to each unix socket, prints what it read
+# or the errno
+write_uconnect() {
+	cat >"$D/uconnect.py" <<'PY'
+import socket, sys
+for p in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(p)
+        print(p, s.recv(2).decode())
+    except OSError as e:
+        print(p, "errno", e.errno)
+    s.close()
+PY
+	# the call's own server, a socketpair and an abstract socket
+	cat >"$D/own.py" <<'PY'
+import socket, sys
+a, b = socket.socketpair()
+a.sendall(b"pair")
+print(b.recv(4).decode())
+l = socket.socket(socket.AF_UNIX)
+l.bind("\0cw-e2e-" + sys.argv[2])
+l.listen(1)
+c = socket.socket(socket.AF_UNIX)
+c.connect("\0cw-e2e-" + sys.argv[2])
+print("abstract ok")
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(1)
+c = socket.socket(socket.AF_UNIX)
+c.connect(sys.argv[1])
+print("own ok")
+PY
+	# a server of the call's own that stays, for a background call
+	cat >"$D/bg.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(4)
+open(sys.argv[1] + ".ready", "w").close()
+while True:
+    c, _ = s.accept()
+    c.sendall(b"bg")
+    c.close()
+PY
+}
+
+@test "a unix socket of a service outside the call is masked however its path is written; one the policy allows, and the call's own, are reached" {
+	write_uconnect
+	RUNSOCK=/run/cw-e2e-$$.sock
+	start_unix "$RUNSOCK"
+	start_unix "$D/allowed.sock"
+	ln -s "$RUNSOCK" "$D/link.sock"
+	# the twin outside cmdwarden: the same account reaches both
+	run runuser -u "$ACCOUNT" -- /usr/bin/python3 "$D/uconnect.py" "$RUNSOCK" "$D/allowed.sock"
+	assert_output "$(printf '%s hi\n%s hi' "$RUNSOCK" "$D/allowed.sock")"
+	jq -n --arg d "$D" '{version: "1", default: "deny", tools: {run_command: {sandbox: {
+		filesystem: {read: ["/"], write: [$d], exec: ["/usr", "/bin"]},
+		network: {unix_sockets: [($d + "/allowed.sock")]}}}}}' >"$T/unix.json"
+	{ printf '%s\n' "$INIT" "$INITIALIZED"
+	  printf '%s\n' "$(call_json 1 "/usr/bin/python3 $D/uconnect.py $RUNSOCK $D/link.sock $D/allowed.sock; cd /run && /usr/bin/python3 $D/uconnect.py ${RUNSOCK#/run/}")" \
+		"$(call_json 2 "/usr/bin/python3 $D/own.py $D/own.sock $$")"
+	} | "$CW" serve --policy "$T/unix.json" --state-dir "$STATE" --audit "$AUDIT" >"$T/out" 2>"$T/err"
+	# refused, absolute, through a symlink and relative: no socket there
+	# (ECONNREFUSED); the one the policy lists is reached
+	assert_equal "$(out 1)" "$(printf '%s errno 111\n%s errno 111\n%s hi\n%s errno 111' \
+		"$RUNSOCK" "$D/link.sock" "$D/allowed.sock" "${RUNSOCK#/run/}")"
+	assert_equal "$(out 2)" "$(printf 'pair\nabstract ok\nown ok')"
+	# the launch record names what was masked
+	inv=$(structured 1 invocation_id)
+	run jq -r --arg i "$inv" 'select(.type == "launch" and .invocation == $i) | .unix_sockets_masked[]' "$AUDIT"
+	assert_line "$RUNSOCK"
+	refute_line "$D/allowed.sock"
+	# the sandbox's own view is untouched
+	run runuser -u "$ACCOUNT" -- /usr/bin/python3 "$D/uconnect.py" "$RUNSOCK"
+	assert_output "$RUNSOCK hi"
+}
+
+@test "a service socket that appears after the call's namespaces were made is masked too; a background call's own server is reached" {
+	write_uconnect
+	RUNSOCK=/run/cw-e2e-late-$$.sock
+	# after the agent has made the next call's namespaces
+	start_unix "$RUNSOCK" 0.5
+	# call 2's namespaces are made as call 1 starts, before the service;
+	# call 2 comes two seconds later, after it, and masks it all the same
+	{ printf '%s\n' "$INIT" "$INITIALIZED" \
+		"$(call_json 1 "/usr/bin/python3 $D/bg.py $D/bg.sock" '{"background":true}')"
+	  sleep 2
+	  printf '%s\n' "$(call_json 2 "for i in \$(seq 50); do [ -e $D/bg.sock.ready ] && break; sleep 0.1; done; /usr/bin/python3 $D/uconnect.py $RUNSOCK $D/bg.sock")"
+	} | "$CW" serve --state-dir "$STATE" --audit "$AUDIT" >"$T/out" 2>"$T/err"
+	[ -e "$RUNSOCK.ready" ] || fail "the service did not start"
+	assert_equal "$(out 2)" "$(printf '%s errno 111\n%s bg' "$RUNSOCK" "$D/bg.sock")"
 }

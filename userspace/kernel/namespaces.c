@@ -135,10 +135,29 @@ oom:
 	return -ENOMEM;
 }
 
+int cw_ns_mounts_mask(struct cw_ns_mounts *m, const char *path)
+{
+	char **v;
+
+	if (m->nmask == m->capmask) {
+		size_t cap = m->capmask ? 2 * m->capmask : 8;
+
+		v = realloc(m->mask, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->mask = v;
+		m->capmask = cap;
+	}
+	return push_copy(m->mask, &m->nmask, path);
+}
+
 void cw_ns_mounts_free(struct cw_ns_mounts *m)
 {
 	size_t i;
 
+	for (i = 0; i < m->nmask; i++)
+		free(m->mask[i]);
+	free(m->mask);
 	for (i = 0; i < m->nnoexec; i++)
 		free(m->noexec[i]);
 	for (i = 0; i < m->nexec; i++)
@@ -165,6 +184,7 @@ struct ready {
 	int index;
 	bool proc;
 	bool memfd_noexec;
+	unsigned masked;
 };
 
 /* The per-mount flags statfs reports, as mount(2) takes them back. */
@@ -219,6 +239,19 @@ static int remount(const char *tree, bool exec)
 	return 0;
 }
 
+/* Binds /dev/null over the socket at path: 0, 1 when there is no socket
+ * there (gone, or never one), or -errno. */
+static int mask_socket(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return 1;
+	if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
 /* 2 in this pid namespace's vm.memfd_noexec; no such file before 6.3. */
 static int memfd_noexec(bool *set)
 {
@@ -266,6 +299,11 @@ static int setup_mounts(const struct cw_ns_mounts *m, struct ready *r)
 		if (rc < 0)
 			return rc;
 	}
+	/* A socket that cannot be masked is reported, not fatal: the count
+	 * says how many were. */
+	for (i = 0; m && i < m->nmask; i++)
+		if (mask_socket(m->mask[i]) == 0)
+			r->masked++;
 	r->step = STEP_MEMFD;
 	return memfd_noexec(&r->memfd_noexec);
 }
@@ -303,12 +341,13 @@ static void reap(void)
 static void __attribute__((noreturn)) holder_main(int sock,
 						  const struct cw_ns_mounts *m)
 {
+	static char path[4097];
 	struct signalfd_siginfo si;
 	struct ready r = { 0 };
 	struct pollfd p[2];
 	sigset_t chld;
-	char b;
-	int sfd;
+	ssize_t n;
+	int sfd, rc;
 
 	holder_fds(sock);
 	sock = 3;
@@ -332,11 +371,20 @@ static void __attribute__((noreturn)) holder_main(int sock,
 	for (;;) {
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			_exit(1);
-		if (p[0].revents & (POLLHUP | POLLERR))
+		if (p[0].revents & POLLIN) {
+			/* a socket to mask (cw_ns_holder_mask), or the end */
+			n = recv(sock, path, sizeof(path) - 1, MSG_DONTWAIT);
+			if (n == 0 || (n < 0 && errno != EAGAIN))
+				_exit(0);
+			if (n > 0) {
+				path[n] = '\0';
+				rc = mask_socket(path);
+				if (send(sock, &rc, sizeof(rc), MSG_NOSIGNAL) < 0)
+					_exit(0);
+			}
+		} else if (p[0].revents & (POLLHUP | POLLERR)) {
 			_exit(0);
-		if ((p[0].revents & POLLIN) &&
-		    recv(sock, &b, 1, MSG_DONTWAIT) <= 0)
-			_exit(0);
+		}
 		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 			;
 		reap();
@@ -449,24 +497,24 @@ struct cw_ns_forker {
 };
 
 static char fork_req[FORK_REQ_MAX];
-static char *fork_paths[2 * FORK_PATHS_MAX];
+static char *fork_paths[3 * FORK_PATHS_MAX];
 
 /* The plan from a request, pointing into fork_req; false if malformed. */
 static bool parse_request(size_t len, struct cw_ns_mounts *m)
 {
-	uint32_t n[2];
+	uint32_t n[3];
 	size_t off = sizeof(n), i;
 
 	memset(m, 0, sizeof(*m));
 	if (len < sizeof(n))
 		return false;
 	memcpy(n, fork_req, sizeof(n));
-	if (!n[0] && !n[1])
+	if (!n[0] && !n[1] && !n[2])
 		return true;
 	if (n[0] > FORK_PATHS_MAX || n[1] > FORK_PATHS_MAX ||
-	    fork_req[len - 1] != '\0')
+	    n[2] > FORK_PATHS_MAX || fork_req[len - 1] != '\0')
 		return false;
-	for (i = 0; i < (size_t)n[0] + n[1]; i++) {
+	for (i = 0; i < (size_t)n[0] + n[1] + n[2]; i++) {
 		if (off >= len)
 			return false;
 		fork_paths[i] = fork_req + off;
@@ -476,6 +524,8 @@ static bool parse_request(size_t len, struct cw_ns_mounts *m)
 	m->nnoexec = n[0];
 	m->exec = fork_paths + n[0];
 	m->nexec = n[1];
+	m->mask = fork_paths + n[0] + n[1];
+	m->nmask = n[2];
 	return true;
 }
 
@@ -616,15 +666,19 @@ void cw_ns_forker_stop(struct cw_ns_forker *f)
 static ssize_t build_request(const struct cw_ns_mounts *m, char *buf,
 			     size_t cap)
 {
-	uint32_t n[2] = { m ? (uint32_t)m->nnoexec : 0,
-			  m ? (uint32_t)m->nexec : 0 };
+	uint32_t n[3] = { m ? (uint32_t)m->nnoexec : 0,
+			  m ? (uint32_t)m->nexec : 0,
+			  m ? (uint32_t)m->nmask : 0 };
 	size_t off = sizeof(n), i, len;
 
-	if (n[0] > FORK_PATHS_MAX || n[1] > FORK_PATHS_MAX)
+	if (n[0] > FORK_PATHS_MAX || n[1] > FORK_PATHS_MAX ||
+	    n[2] > FORK_PATHS_MAX)
 		return -E2BIG;
 	memcpy(buf, n, sizeof(n));
-	for (i = 0; i < (size_t)n[0] + n[1]; i++) {
-		const char *path = i < n[0] ? m->noexec[i] : m->exec[i - n[0]];
+	for (i = 0; i < (size_t)n[0] + n[1] + n[2]; i++) {
+		const char *path = i < n[0] ? m->noexec[i] :
+				   i < n[0] + n[1] ? m->exec[i - n[0]] :
+						     m->mask[i - n[0] - n[1]];
 
 		len = strlen(path) + 1;
 		if (off + len > cap)
@@ -718,6 +772,7 @@ int cw_ns_holder_start(struct cw_ns_forker *f, const struct cw_ns_mounts *m,
 	}
 	h->proc = r.proc;
 	h->memfd_noexec = r.memfd_noexec;
+	h->masked = r.masked;
 	snprintf(path, sizeof(path), "/proc/%ld/root", pid);
 	h->root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (h->root < 0) {
@@ -727,6 +782,30 @@ int cw_ns_holder_start(struct cw_ns_forker *f, const struct cw_ns_mounts *m,
 		return rc;
 	}
 	return 0;
+}
+
+int cw_ns_holder_mask(struct cw_ns_holder *h, const char *path)
+{
+	struct pollfd p = { .fd = h->sock, .events = POLLIN };
+	size_t len = strlen(path);
+	ssize_t n;
+	int rc;
+
+	if (!len || len > 4096)
+		return -EINVAL;
+	if (send(h->sock, path, len, MSG_NOSIGNAL) != (ssize_t)len)
+		return -errno;
+	do {
+		rc = poll(&p, 1, HOLDER_READY_MS);
+	} while (rc < 0 && errno == EINTR);
+	if (rc <= 0)
+		return rc ? -errno : -ETIMEDOUT;
+	n = recv(h->sock, &rc, sizeof(rc), 0);
+	if (n != (ssize_t)sizeof(rc))
+		return n < 0 ? -errno : -EPIPE;
+	if (rc == 0)
+		h->masked++;
+	return rc;
 }
 
 void cw_ns_holder_stop(struct cw_ns_holder *h)

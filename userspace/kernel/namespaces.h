@@ -29,17 +29,23 @@
 #include "policy/policy.h"
 
 /* What to re-mount: each tree of filesystem.write that no exec tree holds
- * (noexec), and each exec tree inside one of those (exec again). Copies of
- * the paths, owned by the plan. */
+ * (noexec), each exec tree inside one of those (exec again), and each
+ * unix socket of a service outside the calls to mask (bound over with
+ * /dev/null, so that a connect or send there finds no socket, however the
+ * path is written). Copies of the paths, owned by the plan. */
 struct cw_ns_mounts {
 	char **noexec;
 	size_t nnoexec;
 	char **exec;
 	size_t nexec;
+	char **mask;
+	size_t nmask, capmask;
 };
 
 int cw_ns_mounts_plan(const struct cw_sandbox *sb, struct cw_ns_mounts *m,
 		      struct cw_error *err);
+/* Adds a socket to mask. 0 or -ENOMEM. */
+int cw_ns_mounts_mask(struct cw_ns_mounts *m, const char *path);
 void cw_ns_mounts_free(struct cw_ns_mounts *m);
 
 struct cw_ns_holder {
@@ -49,6 +55,7 @@ struct cw_ns_holder {
 	int root;		/* O_PATH /proc/PID/root: its mount namespace */
 	bool proc;		/* a /proc of its own pid namespace */
 	bool memfd_noexec;	/* vm.memfd_noexec 2 there */
+	unsigned masked;	/* sockets of the plan masked there */
 	bool reap;		/* the caller's child, not the forker's */
 };
 
@@ -67,6 +74,10 @@ int cw_ns_holder_start(struct cw_ns_forker *f, const struct cw_ns_mounts *m,
 /* Ends the holder and everything left in its pid namespace, and reaps it.
  * Harmless on a holder never started (pid 0). */
 void cw_ns_holder_stop(struct cw_ns_holder *h);
+
+/* Masks one more socket in the holder's mount namespace (one that came
+ * after the holder): 0, 1 when path is no socket there, or -errno. */
+int cw_ns_holder_mask(struct cw_ns_holder *h, const char *path);
 
 /* In the launching thread: processes it starts from now on are in h's pid
  * namespace; cw_ns_leave_pid (from the same thread) goes back to the

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -225,6 +226,49 @@ int cw_netscan_listeners_proc(void (*cb)(void *ctx,
 		if (ret)
 			return ret;
 	}
+	return 0;
+}
+
+/* /proc/net/unix: "Num RefCount Protocol Flags Type St Inode Path"; a
+ * listener has __SO_ACCEPTCON (0x10000) in Flags and state 01
+ * (SS_UNCONNECTED); a bound datagram socket is unconnected too. */
+#define UNIX_ACCEPTCON 0x10000UL
+#define UNIX_UNCONNECTED 1
+
+int cw_netscan_unix(void (*cb)(void *ctx, const struct cw_netscan_unix *u),
+		    void *ctx)
+{
+	struct cw_netscan_unix u;
+	unsigned long flags, inode;
+	unsigned type, st;
+	char *line = NULL;
+	size_t cap = 0;
+	int off;
+	FILE *f;
+
+	f = fopen("/proc/net/unix", "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		char *path;
+
+		off = 0;
+		if (sscanf(line, "%*s %*x %*x %lx %x %x %lu %n", &flags, &type,
+			   &st, &inode, &off) != 4 || !off)
+			continue;
+		path = line + off;
+		path[strcspn(path, "\n")] = '\0';
+		/* abstract (@), unbound, or connected: nothing to reach */
+		if (!path[0] || path[0] == '@' || st != UNIX_UNCONNECTED)
+			continue;
+		if (type != SOCK_DGRAM && !(flags & UNIX_ACCEPTCON))
+			continue;
+		u.path = path;
+		u.inode = inode;
+		cb(ctx, &u);
+	}
+	free(line);
+	fclose(f);
 	return 0;
 }
 

@@ -44,4 +44,17 @@ int cw_netscan_listeners_proc(void (*cb)(void *ctx,
 					 const struct cw_netscan_listener *l),
 			      void *ctx);
 
+/* One pathname unix socket that takes connections (a listener) or
+ * datagrams (bound, unconnected), as /proc/net/unix names it: the path
+ * as its socket was bound, absolute or not. */
+struct cw_netscan_unix {
+	const char *path;
+	unsigned long inode;	/* the socket's (sockfs) inode */
+};
+
+/* Calls cb for every such socket of the current network namespace; not
+ * abstract ones, nor connected ones. 0 or -errno. */
+int cw_netscan_unix(void (*cb)(void *ctx, const struct cw_netscan_unix *u),
+		    void *ctx);
+
 #endif

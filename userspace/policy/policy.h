@@ -155,6 +155,10 @@ struct cw_sandbox {
 		 * (ADDR[/LEN]:PORT): every other one is refused. */
 		struct cw_net_rule *local_services;
 		size_t nlocal_services;
+		/* Pathname unix sockets outside the calls a call may reach
+		 * (a path, or a directory ending in "/" for all beneath it):
+		 * every other one is masked in the call's mount namespace. */
+		struct cw_strv unix_sockets;
 		int64_t max_connections;	/* 0 = unlimited */
 		int64_t max_egress_bytes;	/* 0 = unlimited */
 		bool raw_sockets;

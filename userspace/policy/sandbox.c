@@ -53,6 +53,7 @@ static const char default_sandbox_json[] =
 	"               \"deny\": [\"169.254.0.0/16\", \"fe80::/10\",\n"
 	"                        \"fd00:ec2::/32\"],\n"
 	"               \"allow\": [], \"local_services\": [],\n"
+	"               \"unix_sockets\": [],\n"
 	"               \"max_connections\": 256,\n"
 	"               \"max_egress_bytes\": 0, \"raw_sockets\": false },\n"
 	"  \"seccomp\": { \"profile\": \"default\", \"deny\": [], \"allow\": [],\n"
@@ -101,6 +102,7 @@ void cw_sandbox_free(struct cw_sandbox *sb)
 	net_rules_free(sb->network.allow, sb->network.nallow);
 	net_rules_free(sb->network.local_services,
 		       sb->network.nlocal_services);
+	cw_load_strv_free(&sb->network.unix_sockets);
 	free(sb->seccomp.profile);
 	cw_load_strv_free(&sb->seccomp.deny);
 	cw_load_strv_free(&sb->seccomp.allow);
@@ -519,7 +521,8 @@ static void apply_network(struct cw_loader *ld, struct cw_sandbox *sb,
 			  json_t *o, const char *path)
 {
 	static const char *const keys[] = { "default", "deny", "allow",
-					    "local_services", "max_connections",
+					    "local_services", "unix_sockets",
+					    "max_connections",
 					    "max_egress_bytes", "raw_sockets",
 					    "audit_allowed", NULL };
 	static const char *const defaults[] = { "allow", "deny", NULL };
@@ -563,6 +566,11 @@ static void apply_network(struct cw_loader *ld, struct cw_sandbox *sb,
 	if (v)
 		set_net_rules(ld, v, kp, &sb->network.local_services,
 			      &sb->network.nlocal_services, true);
+	v = json_object_get(o, "unix_sockets");
+	cw_load_key(kp, path, "unix_sockets");
+	if (v)
+		cw_load_strv_set(ld, v, kp, "an array of absolute paths",
+				 check_abs_path, &sb->network.unix_sockets);
 	apply_ints(ld, sb, o, path, f, CW_ARRAY_SIZE(f));
 	v = json_object_get(o, "raw_sockets");
 	cw_load_key(kp, path, "raw_sockets");
