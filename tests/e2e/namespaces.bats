@@ -373,3 +373,25 @@ PY
 	[ -e "$RUNSOCK.ready" ] || fail "the service did not start"
 	assert_equal "$(out 2)" "$(printf '%s errno 111\n%s bg' "$RUNSOCK" "$D/bg.sock")"
 }
+
+@test "a killed forker of the calls' namespaces is replaced: the next calls still get namespaces of their own" {
+	{ printf '%s\n' "$INIT" "$INITIALIZED" "$(call_json 1 'echo $$')"
+	  sleep 1
+	  # the forker: the agent's child that is itself a cmdwarden
+	  agent=$(cat "$D/agent.pid")
+	  forker=$(pgrep -P "$agent" -x cmdwarden | head -1)
+	  echo "$forker" >"$D/forker.pid"
+	  [ -n "$forker" ] && kill -KILL "$forker"
+	  sleep 0.5
+	  printf '%s\n' "$(call_json 2 'echo $$')" "$(call_json 3 'echo $$')"
+	  sleep 1
+	  printf '%s\n' "$(call_json 4 'echo $$')"
+	} | bash -c 'echo $$ >"$1/agent.pid"; exec "$2" serve --state-dir "$3" --audit "$4"' \
+		_ "$D" "$CW" "$STATE" "$AUDIT" >"$T/out" 2>"$T/err"
+	[ -s "$D/forker.pid" ] || fail "no forker found among the agent's children"
+	! kill -0 "$(cat "$D/forker.pid")" 2>/dev/null
+	for i in 1 2 3 4; do
+		assert_equal "$(structured "$i" exit_code)" 0
+		assert_equal "$(out "$i")" 2
+	done
+}

@@ -611,53 +611,69 @@ static void __attribute__((noreturn)) forker_main(int sock)
 	}
 }
 
+/* Forks the forker into f: 0 or -errno. */
+static int forker_spawn(struct cw_ns_forker *f)
+{
+	sigset_t all, old;
+	int sv[2], e;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0)
+		forker_main(sv[1]);
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return -e;
+	}
+	f->sock = sv[0];
+	f->pid = pid;
+	return 0;
+}
+
+/* Ends the forker in f (it ends by itself once its socket closes). */
+static void forker_end(struct cw_ns_forker *f)
+{
+	int status;
+
+	close(f->sock);
+	f->sock = -1;
+	while (waitpid(f->pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
 struct cw_ns_forker *cw_ns_forker_start(struct cw_error *err)
 {
 	struct cw_ns_forker *f;
-	sigset_t all, old;
-	int sv[2], rc;
-	pid_t pid;
+	int rc;
 
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		cw_error_set(err, "out of memory");
 		return NULL;
 	}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		rc = errno;
-		cw_error_set(err, "namespaces: socketpair: %s", strerror(rc));
+	rc = forker_spawn(f);
+	if (rc < 0) {
+		cw_error_set(err, "namespaces: starting the holders' forker: %s",
+			     strerror(-rc));
 		free(f);
 		return NULL;
 	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = fork();
-	if (pid == 0)
-		forker_main(sv[1]);
-	rc = errno;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	close(sv[1]);
-	if (pid < 0) {
-		close(sv[0]);
-		cw_error_set(err, "namespaces: fork: %s", strerror(rc));
-		free(f);
-		return NULL;
-	}
-	f->sock = sv[0];
-	f->pid = pid;
 	pthread_mutex_init(&f->mu, NULL);
 	return f;
 }
 
 void cw_ns_forker_stop(struct cw_ns_forker *f)
 {
-	int status;
-
 	if (!f)
 		return;
-	close(f->sock);
-	while (waitpid(f->pid, &status, 0) < 0 && errno == EINTR)
-		;
+	forker_end(f);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
 }
@@ -689,6 +705,21 @@ static ssize_t build_request(const struct cw_ns_mounts *m, char *buf,
 	return (ssize_t)off;
 }
 
+/* A request and its reply: the reply's length, or -errno (-EPIPE when the
+ * forker has gone). */
+static ssize_t exchange(struct cw_ns_forker *f, const char *req, size_t len,
+			struct msghdr *msg)
+{
+	ssize_t n = send(f->sock, req, len, MSG_NOSIGNAL);
+
+	if (n != (ssize_t)len)
+		return n < 0 ? -errno : -EPIPE;
+	do {
+		n = recvmsg(f->sock, msg, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n == 0 ? -EPIPE : n;
+}
+
 /* One holder from the forker: its pid, with *sock and *pidfd, or -errno. */
 static long ask_forker(struct cw_ns_forker *f, const struct cw_ns_mounts *m,
 		       int *sock, int *pidfd)
@@ -716,16 +747,18 @@ static long ask_forker(struct cw_ns_forker *f, const struct cw_ns_mounts *m,
 		return len;
 	}
 	pthread_mutex_lock(&f->mu);
-	n = send(f->sock, req, (size_t)len, MSG_NOSIGNAL);
-	if (n == len) {
-		do {
-			n = recvmsg(f->sock, &msg, MSG_CMSG_CLOEXEC);
-		} while (n < 0 && errno == EINTR);
+	n = exchange(f, req, (size_t)len, &msg);
+	if (n == -EPIPE || n == -ECONNRESET) {
+		/* The forker is gone (killed): a new one, and once more. */
+		forker_end(f);
+		n = forker_spawn(f);
+		if (n == 0)
+			n = exchange(f, req, (size_t)len, &msg);
 	}
 	pthread_mutex_unlock(&f->mu);
 	free(req);
 	if (n != (ssize_t)sizeof(r))
-		return n < 0 ? -errno : -EPIPE;
+		return n < 0 ? n : -EPIPE;
 	if (r.rc < 0)
 		return r.rc;
 	c = CMSG_FIRSTHDR(&msg);
