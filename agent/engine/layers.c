@@ -147,6 +147,27 @@ json_t *cw_engine_layers_off(void)
 	return o;
 }
 
+/* What a layer in force cannot do on this kernel: the probe's reason for
+ * each feature it would use for that. */
+json_t *cw_engine_layer_gaps(void)
+{
+	const struct cw_probe *p = cw_engine_probe();
+	char why[WHY_LEN];
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	if (!layer_missing(&layers[CW_LAYER_IDX_BPF_NET], why, sizeof(why)) &&
+	    !p->item[CW_FEAT_SOCK_DIAG_INET].ok)
+		json_object_set_new(o, "local_services",
+				    json_string(p->item[CW_FEAT_SOCK_DIAG_INET].detail));
+	if (!layer_missing(&layers[CW_LAYER_IDX_NAMESPACES], why, sizeof(why)) &&
+	    access("/proc/sys/vm/memfd_noexec", F_OK) < 0)
+		json_object_set_new(o, "memfd_noexec",
+				    json_string("no vm.memfd_noexec (before Linux 6.3): a binary written into a memfd can be executed"));
+	return o;
+}
+
 /* What of this policy goes unenforced without layer i, as a tail. */
 static const char *unenforced(const struct cw_sandbox *sb, size_t i)
 {

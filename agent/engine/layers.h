@@ -33,6 +33,10 @@ json_t *cw_engine_layers(void);
 
 /* The layers that are off, each with why: {"cgroup": "..."}. */
 json_t *cw_engine_layers_off(void);
+/* What layers in force cannot do on this kernel ({"local_services": why,
+ * "memfd_noexec": why}, each only when it applies), for the launch
+ * record. */
+json_t *cw_engine_layer_gaps(void);
 
 /* Layers the policy does not require but that are unavailable: they are
  * skipped, and said so once at start. */

@@ -73,6 +73,7 @@ json_t *cw_rec_launch(const char *tool, const struct cw_sandbox *sb,
 		return NULL;
 	if (ll)
 		json_object_set_new(rec, "landlock", cw_landlock_describe(ll));
+	json_object_set_new(rec, "layer_gaps", cw_engine_layer_gaps());
 	json_object_set_new(rec, "sources",
 			    trace ? cw_trace_sources(trace) : json_array());
 	if (ra->background)

@@ -395,3 +395,25 @@ PY
 		assert_equal "$(out "$i")" 2
 	done
 }
+
+@test "the launch record names what the layers in force cannot do on this kernel" {
+	serve_ns "$(call_json 1 true)"
+	inv=$(structured 1 invocation_id)
+	gaps=$(jq -c --arg i "$inv" 'select(.type == "launch" and .invocation == $i) | .layer_gaps' "$AUDIT")
+	[ -n "$gaps" ] && [ "$gaps" != null ] || fail "no layer_gaps in the launch record"
+	# vm.memfd_noexec: 6.3+
+	if [ -e /proc/sys/vm/memfd_noexec ]; then
+		assert_equal "$(jq -r 'has("memfd_noexec")' <<<"$gaps")" false
+	else
+		assert_equal "$(jq -r '.memfd_noexec' <<<"$gaps")" "no vm.memfd_noexec (before Linux 6.3): a binary written into a memfd can be executed"
+	fi
+	# listeners with their cgroup: what the probe says
+	diag=$("$CW" probe --json | jq -r '.features.sock_diag_inet.ok')
+	[ "$diag" = true ] || [ "$diag" = false ] || fail "probe names no sock_diag_inet: $diag"
+	assert_equal "$(jq -r 'has("local_services")' <<<"$gaps")" "$([ "$diag" = true ] && echo false || echo true)"
+	# the same agent without inet sock_diag says so
+	CW_PROBE_DISABLE=sock_diag_inet serve_ns "$(call_json 2 true)"
+	inv=$(structured 2 invocation_id)
+	run jq -r --arg i "$inv" 'select(.type == "launch" and .invocation == $i) | .layer_gaps.local_services' "$AUDIT"
+	assert_output --partial "disabled by CW_PROBE_DISABLE"
+}
