@@ -8,10 +8,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "unit.h"
@@ -94,6 +97,92 @@ static uint64_t own_cgroup_id(void)
 	return id;
 }
 
+struct unix_seen {
+	const char *path;
+	unsigned long inode;
+	int hits;
+	int others_here;	/* another socket of ours, by inode */
+	unsigned long other[2];
+};
+
+static void on_unix(void *ctx, const struct cw_netscan_unix *u)
+{
+	struct unix_seen *v = ctx;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (u->inode == v[i].inode && !strcmp(u->path, v[i].path))
+			v[i].hits++;
+	for (i = 0; i < 2; i++)
+		if (u->inode == v[0].other[i])
+			v[0].others_here++;
+}
+
+static int unix_at(int type, const char *path, struct sockaddr_un *a)
+{
+	int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	if (path[0] == '@')
+		memcpy(a->sun_path + 1, path + 1, strlen(path) - 1);
+	else
+		snprintf(a->sun_path, sizeof(a->sun_path), "%s", path);
+	assert_int_equal(0, bind(fd, (struct sockaddr *)a,
+				 (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+					     strlen(path))));
+	return fd;
+}
+
+static unsigned long ino(int fd)
+{
+	struct stat st;
+
+	assert_int_equal(0, fstat(fd, &st));
+	return (unsigned long)st.st_ino;
+}
+
+/* A listener and a bound datagram socket are found with their paths and
+ * inodes; an abstract listener and a connected client are not. */
+static void test_unix(void **state)
+{
+	char dir[] = "/tmp/cw-netscan.XXXXXX", lpath[64], dpath[64];
+	struct unix_seen v[2];
+	struct sockaddr_un a;
+	int l, d, ab, c;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(lpath, sizeof(lpath), "%s/l.sock", dir);
+	snprintf(dpath, sizeof(dpath), "%s/d.sock", dir);
+	l = unix_at(SOCK_STREAM, lpath, &a);
+	assert_int_equal(0, listen(l, 1));
+	c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(0, connect(c, (struct sockaddr *)&a, sizeof(a)));
+	d = unix_at(SOCK_DGRAM, dpath, &a);
+	ab = unix_at(SOCK_STREAM, "@cw-netscan-test", &a);
+	assert_int_equal(0, listen(ab, 1));
+	memset(v, 0, sizeof(v));
+	v[0].path = lpath;
+	v[0].inode = ino(l);
+	v[1].path = dpath;
+	v[1].inode = ino(d);
+	v[0].other[0] = ino(ab);
+	v[0].other[1] = ino(c);
+	assert_int_equal(0, cw_netscan_unix(on_unix, v));
+	assert_int_equal(1, v[0].hits);
+	assert_int_equal(1, v[1].hits);
+	assert_int_equal(0, v[0].others_here);
+	close(c);
+	close(ab);
+	close(d);
+	close(l);
+	unlink(lpath);
+	unlink(dpath);
+	rmdir(dir);
+}
+
 static void test_addrs(void **state)
 {
 	struct seen s;
@@ -151,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_addrs),
 		cmocka_unit_test(test_listeners),
 		cmocka_unit_test(test_listeners_proc),
+		cmocka_unit_test(test_unix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
