@@ -3,10 +3,20 @@
  * namespaces: which trees a call's mount namespace re-mounts. Each
  * filesystem.write tree no exec tree holds becomes noexec, and each exec
  * tree inside one of those gets exec back; "/" holds everything; a path
- * is beneath a tree only at a component boundary. The mounts themselves
- * are tested end to end (tests/e2e/namespaces.bats).
+ * is beneath a tree only at a component boundary. A holder, started by
+ * the caller and by the forker, mounts what its plan says in its own
+ * namespace only, masks sockets asked for later, and is gone once
+ * stopped; what the calls see is tested end to end
+ * (tests/e2e/namespaces.bats).
  */
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +107,111 @@ static void test_no_write(void **state)
 	cw_ns_mounts_free(&m);
 }
 
+/* The holder's mount namespace as /proc/PID/mountinfo shows it: whether
+ * a mount point is there, and with which options. */
+static bool mounted(pid_t pid, const char *point, const char *opt)
+{
+	char path[64], line[4096], mp[4096], opts[1024];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %*s %*s %*s %4095s %1023s", mp, opts) == 2 &&
+		    !strcmp(mp, point) && (!opt || strstr(opts, opt)))
+			found = true;
+	fclose(f);
+	return found;
+}
+
+static int unix_listener(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	assert_int_equal(0, bind(fd, (struct sockaddr *)&a, sizeof(a)));
+	assert_int_equal(0, listen(fd, 1));
+	return fd;
+}
+
+/* A holder, started by the caller and through the forker: its tree
+ * noexec, its socket masked (also one asked for later), its own /proc;
+ * stopped, it is gone and reaped, and the sandbox's mounts are as before. */
+static void holder_round(struct cw_ns_forker *f)
+{
+	char dir[] = "/tmp/cw-ns-test.XXXXXX", tree[64], sock[64], late[64];
+	struct cw_ns_mounts m;
+	struct cw_ns_holder h;
+	struct cw_error err;
+	int s1, s2, i;
+	pid_t pid;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(tree, sizeof(tree), "%s/w", dir);
+	snprintf(sock, sizeof(sock), "%s/svc.sock", dir);
+	snprintf(late, sizeof(late), "%s/late.sock", dir);
+	assert_int_equal(0, mkdir(tree, 0755));
+	s1 = unix_listener(sock);
+	memset(&m, 0, sizeof(m));
+	m.noexec = calloc(1, sizeof(char *));
+	assert_non_null(m.noexec);
+	m.noexec[0] = strdup(tree);
+	m.nnoexec = 1;
+	assert_int_equal(0, cw_ns_mounts_mask(&m, sock));
+	assert_int_equal(0, cw_ns_holder_start(f, &m, &h, &err));
+	assert_true(h.proc);
+	assert_int_equal(1, h.masked);
+	assert_true(mounted(h.pid, tree, "noexec"));
+	assert_true(mounted(h.pid, sock, NULL));
+	assert_true(mounted(h.pid, "/proc", "nosuid"));
+	/* one more, after the holder started; a path with no socket is 1 */
+	s2 = unix_listener(late);
+	assert_int_equal(0, cw_ns_holder_mask(&h, late));
+	assert_int_equal(2, h.masked);
+	assert_true(mounted(h.pid, late, NULL));
+	assert_int_equal(1, cw_ns_holder_mask(&h, tree));
+	/* none of it in the sandbox's namespace */
+	assert_false(mounted(getpid(), tree, NULL));
+	assert_false(mounted(getpid(), sock, NULL));
+	pid = h.pid;
+	cw_ns_holder_stop(&h);
+	if (!f) {
+		errno = 0;
+		assert_int_equal(-1, waitpid(pid, NULL, WNOHANG));
+		assert_int_equal(ECHILD, errno);
+	}
+	/* gone: the forker reaps its own soon after */
+	for (i = 0; i < 100 && kill(pid, 0) == 0; i++)
+		usleep(10000);
+	assert_int_equal(-1, kill(pid, 0));
+	cw_ns_mounts_free(&m);
+	close(s1);
+	close(s2);
+	unlink(sock);
+	unlink(late);
+	rmdir(tree);
+	rmdir(dir);
+}
+
+static void test_holder(void **state)
+{
+	struct cw_ns_forker *f;
+	struct cw_error err;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	holder_round(NULL);
+	f = cw_ns_forker_start(&err);
+	assert_non_null(f);
+	holder_round(f);
+	cw_ns_forker_stop(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -104,6 +219,7 @@ int main(void)
 		cmocka_unit_test(test_exec_inside_write),
 		cmocka_unit_test(test_write_inside_exec),
 		cmocka_unit_test(test_no_write),
+		cmocka_unit_test(test_holder),
 	};
 
 	return cmocka_run_group_tests_name("namespaces", tests, NULL, NULL);
