@@ -14,18 +14,18 @@ echo
 echo "== tools/call run_command \"true\" over stdio vs bare fork+exec of bash -c true ($N each)"
 echo "   (policy tests/bench/bench.json: the seed policy with a limit high enough not to refuse);"
 echo "   b_: a second agent with only seccomp (CW_PROBE_DISABLE turns the other layers off), called in the same rounds"
-"$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state" "$work/audit.jsonl" "$N" landlock,cgroup2 | tee "$work/lat"
+"$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state" "$work/audit.jsonl" "$N" landlock,cgroup2,call_namespaces | tee "$work/lat"
 echo "   layers in force: all: $("$B/cmdwarden" probe --json | jq -c .layers)"
 echo
 echo "== the same with counters and audit log on tmpfs: the agent's own cost, without the disk's flush latency"
 shm=$(mktemp -d /dev/shm/cmdwarden-bench.XXXXXX)
-"$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$shm/state" "$shm/audit.jsonl" "$N" landlock,cgroup2 |
+"$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$shm/state" "$shm/audit.jsonl" "$N" landlock,cgroup2,call_namespaces |
 	sed 's/^/tmpfs_/' | tee "$work/lat-tmpfs"
 rm -rf "$shm"
 
 echo
-echo "== the enforcement layers (Landlock, cgroup, eBPF network) without kernel event tracing, against seccomp only (b_), in the same rounds"
-CW_PROBE_DISABLE=bpf_tracepoint,fanotify "$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state4" "$work/audit4.jsonl" "$N" landlock,cgroup2 |
+echo "== the enforcement layers (Landlock, cgroup, eBPF network, namespaces) without kernel event tracing, against seccomp only (b_), in the same rounds"
+CW_PROBE_DISABLE=bpf_tracepoint,fanotify "$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state4" "$work/audit4.jsonl" "$N" landlock,cgroup2,call_namespaces |
 	sed 's/^/untraced_/' | tee "$work/lat-untraced"
 echo
 echo "== kernel event tracing: every layer against every layer but tracing (b_), in the same rounds"
@@ -98,8 +98,8 @@ printf '  %-40s %12s\n' "  p99 agent / bare (us)" "$(get agent_call_p99_us) / $(
 gap() { awk -v a="$(get "$1")" -v b="$(get "$2")" 'BEGIN { printf "%d", a - b }'; }
 printf '  %-40s %12s\n' "all layers vs seccomp only, median (us)" "+$(gap agent_call_median_us b_agent_call_median_us)"
 printf '  %-40s %12s\n' "all layers vs seccomp only, p99 (us)" "+$(gap agent_call_p99_us b_agent_call_p99_us)"
-printf '  %-40s %12s   target %s\n' "  Landlock+cgroup+eBPF net, median (us)" "+$(gap untraced_agent_call_median_us untraced_b_agent_call_median_us)" "< +1000"
-printf '  %-40s %12s\n' "  Landlock+cgroup+eBPF net, p99 (us)" "+$(gap untraced_agent_call_p99_us untraced_b_agent_call_p99_us)"
+printf '  %-40s %12s   target %s\n' "  Landlock+cgroup+eBPF+ns, median (us)" "+$(gap untraced_agent_call_median_us untraced_b_agent_call_median_us)" "< +1000"
+printf '  %-40s %12s\n' "  Landlock+cgroup+eBPF+ns, p99 (us)" "+$(gap untraced_agent_call_p99_us untraced_b_agent_call_p99_us)"
 printf '  %-40s %12s\n' "  kernel event tracing, median (us)" "+$(gap traced_agent_call_median_us traced_b_agent_call_median_us)"
 printf '  %-40s %12s\n' "  the calls' namespaces, median (us)" "+$(gap ns_agent_call_median_us ns_b_agent_call_median_us)"
 printf '  %-40s %12s\n' "  the calls' namespaces, p99 (us)" "+$(gap ns_agent_call_p99_us ns_b_agent_call_p99_us)"
