@@ -122,8 +122,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -301,7 +299,7 @@ static const struct {
 
 struct build {
 	int root;		/* where paths start; -1: the agent's / */
-	bool names_proc;	/* a rule is on a procfs object */
+	bool names_proc;	/* a rule is on the agent's /proc */
 	int rs;			/* the ruleset being filled */
 	__u64 fs;		/* handled filesystem rights */
 	size_t nrules;
@@ -352,19 +350,27 @@ static struct kept_rule *keep_rule(struct recipe *r)
 	return v;
 }
 
-/* A path rule for the recipe: beneath the agent's /proc by its path, else
- * by a descriptor of its own. Failing only marks the recipe unusable. */
-static void keep_path_rule(struct recipe *r, int fd, __u64 rights,
+/* True when fd is an object of the agent's /proc. */
+static bool on_proc(const struct recipe *r, int fd)
+{
+	struct stat st;
+
+	return r->proc_dev && fstat(fd, &st) == 0 && st.st_dev == r->proc_dev;
+}
+
+/* A path rule for the recipe: beneath the agent's /proc (proc: on_proc)
+ * by its path, else by a descriptor of its own. Failing only marks the
+ * recipe unusable. */
+static void keep_path_rule(struct recipe *r, int fd, bool proc, __u64 rights,
 			   const char *path)
 {
 	struct kept_rule *k = keep_rule(r);
-	struct stat st;
 
 	if (!k)
 		return;
 	k->type = RULE_PATH_BENEATH;
 	k->rights = rights;
-	if (r->proc_dev && fstat(fd, &st) == 0 && st.st_dev == r->proc_dev) {
+	if (proc) {
 		/* Only what names it through /proc maps onto the call's. */
 		if (!path || strncmp(path, "/proc", 5) ||
 		    (path[5] && path[5] != '/'))
@@ -698,7 +704,7 @@ static int add_path_rule(struct build *b, int fd, bool dir, __u64 rights,
 			 const char *path)
 {
 	struct ll_path_beneath_attr pb;
-	struct statfs sfs;
+	bool proc;
 
 	if (!dir)
 		rights &= FS_FILE_ONLY;
@@ -712,9 +718,8 @@ static int add_path_rule(struct build *b, int fd, bool dir, __u64 rights,
 		     "deny fewer paths there", MAX_RULES);
 		return -E2BIG;
 	}
-	if (!b->names_proc && fstatfs(fd, &sfs) == 0 &&
-	    sfs.f_type == PROC_SUPER_MAGIC)
-		b->names_proc = true;
+	proc = on_proc(&b->recipe, fd);
+	b->names_proc |= proc;
 	pb.allowed_access = rights;
 	pb.parent_fd = fd;
 	if (ll_add_rule(b->rs, RULE_PATH_BENEATH, &pb) < 0) {
@@ -728,7 +733,7 @@ static int add_path_rule(struct build *b, int fd, bool dir, __u64 rights,
 		return -e;
 	}
 	b->nrules++;
-	keep_path_rule(&b->recipe, fd, rights, path);
+	keep_path_rule(&b->recipe, fd, proc, rights, path);
 	return 0;
 }
 
