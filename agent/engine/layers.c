@@ -165,6 +165,10 @@ json_t *cw_engine_layer_gaps(void)
 	    access("/proc/sys/vm/memfd_noexec", F_OK) < 0)
 		json_object_set_new(o, "memfd_noexec",
 				    json_string("no vm.memfd_noexec (before Linux 6.3): a binary written into a memfd can be executed"));
+	if (!layer_missing(&layers[CW_LAYER_IDX_NAMESPACES], why, sizeof(why)) &&
+	    !p->item[CW_FEAT_CALL_USERNS].ok)
+		json_object_set_new(o, "per_uid_limits",
+				    json_string(p->item[CW_FEAT_CALL_USERNS].detail));
 	return o;
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "engine/ns_pool.h"
+#include "engine/layers.h"
 #include "kernel/netscan.h"
 #include "lib/bgwork.h"
 
@@ -257,11 +258,12 @@ static struct cw_ns_slot *slot_make(struct cw_ns_pool *p, struct cw_rules *ru,
 		return NULL;
 	}
 	s->h.pid = 0;
-	s->h.pidfd = s->h.sock = s->h.root = -1;
+	s->h.pidfd = s->h.sock = s->h.root = s->h.userns = -1;
 	s->ru = cw_rules_get(ru);
 	s->src = ll_get(src);
 	s->made_us = cw_mono_us();
 	rc = cw_ns_mounts_plan(sb, &s->m, err);
+	s->m.userns = cw_engine_probe()->item[CW_FEAT_CALL_USERNS].ok;
 	if (rc == 0) {
 		rc = outside_sockets(p->calls, sb, &s->m);
 		if (rc < 0)

@@ -396,6 +396,57 @@ PY
 	done
 }
 
+# $D/inotify.py [READY SECONDS]: takes inotify instances until refused and
+# says how many; with READY, holds them SECONDS after touching READY
+write_inotify() {
+	cat >"$D/inotify.py" <<'EOF'
+import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fds = []
+while True:
+    fd = libc.inotify_init1(0o2000000)
+    if fd < 0:
+        break
+    fds.append(fd)
+print("held", len(fds), "errno", ctypes.get_errno(), flush=True)
+if len(sys.argv) > 2:
+    open(sys.argv[1], "w").close()
+    time.sleep(float(sys.argv[2]))
+EOF
+}
+
+# inotify_race [ENV...]: a background call takes every inotify instance the
+# kernel allows a user and holds them while call 2 asks for its own
+inotify_race() {
+	{ printf '%s\n' "$INIT" "$INITIALIZED" \
+		"$(call_json 1 "/usr/bin/python3 $D/inotify.py $D/ready 8 >$D/held1" '{"background":true}')"
+	  for i in $(seq 50); do [ -e "$D/ready" ] && break; sleep 0.1; done
+	  # the sandbox user outside the calls, while call 1 holds them all
+	  runuser -u "$ACCOUNT" -- /usr/bin/python3 "$D/inotify.py" >"$D/outside"
+	  printf '%s\n' "$(call_json 2 "/usr/bin/python3 $D/inotify.py; id -un")"
+	  sleep 1
+	} | env "$@" "$CW" serve --state-dir "$STATE" --audit "$AUDIT" >"$T/out" 2>"$T/err"
+	[ -e "$D/ready" ] || fail "call 1 did not take its instances"
+}
+
+@test "a call holding every inotify instance of the user starves neither the next call nor the user's own processes" {
+	write_inotify
+	max=$(cat /proc/sys/fs/inotify/max_user_instances)
+	inotify_race
+	# call 1 took all a user may have (the attack), and call 2 as many
+	assert_equal "$(cat "$D/held1")" "held $max errno 24"
+	assert_equal "$(out 2)" "$(printf 'held %s errno 24\n%s' "$max" "$ACCOUNT")"
+	held=$(awk '{print $2}' "$D/outside")
+	[ "$held" -gt 0 ] || fail "the sandbox user's own process got no inotify instance: $(cat "$D/outside")"
+	# without a user namespace per call, the same attack starves call 2
+	rm -f "$D/ready"
+	inotify_race CW_PROBE_DISABLE=call_user_namespace
+	assert_equal "$(out 2)" "$(printf 'held 0 errno 24\n%s' "$ACCOUNT")"
+	inv=$(structured 2 invocation_id)
+	run jq -r --arg i "$inv" 'select(.type == "launch" and .invocation == $i) | .layer_gaps.per_uid_limits' "$AUDIT"
+	assert_output --partial "disabled by CW_PROBE_DISABLE"
+}
+
 @test "the launch record names what the layers in force cannot do on this kernel" {
 	serve_ns "$(call_json 1 true)"
 	inv=$(structured 1 invocation_id)
@@ -407,6 +458,9 @@ PY
 	else
 		assert_equal "$(jq -r '.memfd_noexec' <<<"$gaps")" "no vm.memfd_noexec (before Linux 6.3): a binary written into a memfd can be executed"
 	fi
+	# a user namespace per call: what the probe says
+	userns=$("$CW" probe --json | jq -r '.features.call_user_namespace.ok')
+	assert_equal "$(jq -r 'has("per_uid_limits")' <<<"$gaps")" "$([ "$userns" = true ] && echo false || echo true)"
 	# listeners with their cgroup: what the probe says
 	diag=$("$CW" probe --json | jq -r '.features.sock_diag_inet.ok')
 	[ "$diag" = true ] || [ "$diag" = false ] || fail "probe names no sock_diag_inet: $diag"

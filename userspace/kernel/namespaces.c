@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -52,6 +53,7 @@
 #include <unistd.h>
 
 #include "kernel/namespaces.h"
+#include "lib/fdpass.h"
 
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
@@ -64,6 +66,9 @@
 #endif
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
+#endif
+#ifndef SECBIT_NO_SETUID_FIXUP
+#define SECBIT_NO_SETUID_FIXUP (1 << 2)
 #endif
 #define ATTR_NOSUID 0x02
 #define ATTR_NODEV 0x04
@@ -437,6 +442,88 @@ static int await_ready(int sock, struct ready *r)
 	return 0;
 }
 
+/* The next owner of a call's user namespace. A forker that was restarted
+ * starts elsewhere in the range, away from the holders still running. */
+static uid_t next_owner(void)
+{
+	static unsigned seq;
+	static bool seeded;
+
+	if (!seeded) {
+		seq = (unsigned)getpid() * 2654435761u;
+		seeded = true;
+	}
+	return (uid_t)(CW_NS_OWNER_BASE + seq++ % CW_NS_OWNER_COUNT);
+}
+
+static int write_map(pid_t pid, const char *file)
+{
+	static const char all[] = "0 0 4294967295\n";
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, all, sizeof(all) - 1);
+	close(fd);
+	return n == (ssize_t)sizeof(all) - 1 ? 0 : n < 0 ? -errno : -EIO;
+}
+
+/*
+ * A user namespace owned by owner, every uid and gid mapped to itself: a
+ * child takes owner as its effective uid and unshares (its capabilities
+ * kept across the change, SECBIT_NO_SETUID_FIXUP, so that no
+ * unprivileged-namespace switch stands in the way), this side writes the
+ * maps and opens it, and the child exits. Its descriptor, or -errno.
+ */
+static int make_userns(uid_t owner)
+{
+	char path[64], c = 0;
+	int sv[2], e = 0, fd, status;
+	ssize_t n;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP, 0, 0,
+			  0) < 0 ||
+		    syscall(SYS_setresuid, -1, owner, -1) < 0 ||
+		    unshare(CLONE_NEWUSER) < 0)
+			e = errno;
+		if (write(sv[1], &e, sizeof(e)) == (ssize_t)sizeof(e) && !e)
+			n = read(sv[1], &c, 1);	/* until the maps are in */
+		_exit(0);
+	}
+	e = errno;
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return -e;
+	}
+	n = read(sv[0], &e, sizeof(e));
+	fd = n != (ssize_t)sizeof(e) ? -EPROTO : e ? -e : 0;
+	if (fd == 0)
+		fd = write_map(pid, "uid_map");
+	if (fd == 0)
+		fd = write_map(pid, "gid_map");
+	if (fd == 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+	}
+	close(sv[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return fd;
+}
+
 /* clone3 into the holder's namespaces, the child going on as holder_main:
  * the holder's pid (pidfd and socket in *pidfd, *sock), or -errno. */
 static long clone_holder(const struct cw_ns_mounts *m, int *pidfd, int *sock)
@@ -488,6 +575,8 @@ static long clone_holder(const struct cw_ns_mounts *m, int *pidfd, int *sock)
 struct fork_reply {
 	int rc;			/* 0 or -errno of the clone */
 	pid_t pid;
+	int userns_err;		/* why no user namespace, when asked for */
+	uid_t owner;		/* its owner, with one */
 };
 
 struct cw_ns_forker {
@@ -502,13 +591,14 @@ static char *fork_paths[3 * FORK_PATHS_MAX];
 /* The plan from a request, pointing into fork_req; false if malformed. */
 static bool parse_request(size_t len, struct cw_ns_mounts *m)
 {
-	uint32_t n[3];
+	uint32_t n[4];
 	size_t off = sizeof(n), i;
 
 	memset(m, 0, sizeof(*m));
 	if (len < sizeof(n))
 		return false;
 	memcpy(n, fork_req, sizeof(n));
+	m->userns = n[3] & 1;
 	if (!n[0] && !n[1] && !n[2])
 		return true;
 	if (n[0] > FORK_PATHS_MAX || n[1] > FORK_PATHS_MAX ||
@@ -529,27 +619,12 @@ static bool parse_request(size_t len, struct cw_ns_mounts *m)
 	return true;
 }
 
-static void send_reply(int sock, const struct fork_reply *r, int fd1, int fd2)
+/* The reply, with the holder's socket, pidfd and user namespace (if
+ * any) when the clone worked. */
+static void send_reply(int sock, const struct fork_reply *r, const int *fds,
+		       size_t nfds)
 {
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = (void *)r, .iov_len = sizeof(*r) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-	int fds[2] = { fd1, fd2 };
-
-	if (r->rc == 0) {
-		msg.msg_control = u.buf;
-		msg.msg_controllen = sizeof(u.buf);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(fds));
-		memcpy(CMSG_DATA(c), fds, sizeof(fds));
-	}
-	if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
+	if (cw_fd_send(sock, r, sizeof(*r), fds, r->rc == 0 ? nfds : 0) < 0)
 		_exit(1);
 }
 
@@ -561,7 +636,7 @@ static void __attribute__((noreturn)) forker_main(int sock)
 	struct pollfd p[2];
 	sigset_t chld;
 	ssize_t n;
-	int sfd, pidfd, hsock;
+	int sfd, fds[3];
 	long pid;
 
 	holder_fds(sock);
@@ -593,21 +668,25 @@ static void __attribute__((noreturn)) forker_main(int sock)
 		if (n <= 0)
 			_exit(0);
 		memset(&r, 0, sizeof(r));
-		pidfd = hsock = -1;
+		fds[0] = fds[1] = fds[2] = -1;
 		if (!parse_request((size_t)n, &m)) {
 			r.rc = -EINVAL;
 		} else {
-			pid = clone_holder(&m, &pidfd, &hsock);
+			pid = clone_holder(&m, &fds[1], &fds[0]);
 			if (pid < 0)
 				r.rc = (int)pid;
 			else
 				r.pid = (pid_t)pid;
 		}
-		send_reply(sock, &r, hsock, pidfd);
-		if (hsock >= 0)
-			close(hsock);
-		if (pidfd >= 0)
-			close(pidfd);
+		if (r.rc == 0 && m.userns) {
+			r.owner = next_owner();
+			fds[2] = make_userns(r.owner);
+			r.userns_err = fds[2] < 0 ? -fds[2] : 0;
+		}
+		send_reply(sock, &r, fds, fds[2] >= 0 ? 3 : 2);
+		for (n = 0; n < 3; n++)
+			if (fds[n] >= 0)
+				close(fds[n]);
 	}
 }
 
@@ -682,9 +761,10 @@ void cw_ns_forker_stop(struct cw_ns_forker *f)
 static ssize_t build_request(const struct cw_ns_mounts *m, char *buf,
 			     size_t cap)
 {
-	uint32_t n[3] = { m ? (uint32_t)m->nnoexec : 0,
+	uint32_t n[4] = { m ? (uint32_t)m->nnoexec : 0,
 			  m ? (uint32_t)m->nexec : 0,
-			  m ? (uint32_t)m->nmask : 0 };
+			  m ? (uint32_t)m->nmask : 0,
+			  m && m->userns ? 1 : 0 };
 	size_t off = sizeof(n), i, len;
 
 	if (n[0] > FORK_PATHS_MAX || n[1] > FORK_PATHS_MAX ||
@@ -705,38 +785,29 @@ static ssize_t build_request(const struct cw_ns_mounts *m, char *buf,
 	return (ssize_t)off;
 }
 
-/* A request and its reply: the reply's length, or -errno (-EPIPE when the
- * forker has gone). */
+/* A request and its reply (with up to three descriptors): the reply's
+ * length, or -errno (-EPIPE when the forker has gone). */
 static ssize_t exchange(struct cw_ns_forker *f, const char *req, size_t len,
-			struct msghdr *msg)
+			struct fork_reply *r, int *fds, size_t *nfds)
 {
 	ssize_t n = send(f->sock, req, len, MSG_NOSIGNAL);
 
 	if (n != (ssize_t)len)
 		return n < 0 ? -errno : -EPIPE;
-	do {
-		n = recvmsg(f->sock, msg, MSG_CMSG_CLOEXEC);
-	} while (n < 0 && errno == EINTR);
+	n = cw_fd_recv(f->sock, r, sizeof(*r), fds, 3, nfds);
 	return n < 0 ? -errno : n == 0 ? -EPIPE : n;
 }
 
-/* One holder from the forker: its pid, with *sock and *pidfd, or -errno. */
+/* One holder from the forker: its pid, with *sock, *pidfd and *userns
+ * (-1 with r->userns_err when none), or -errno. */
 static long ask_forker(struct cw_ns_forker *f, const struct cw_ns_mounts *m,
-		       int *sock, int *pidfd)
+		       struct fork_reply *r, int *sock, int *pidfd,
+		       int *userns)
 {
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct fork_reply r = { .rc = -EPIPE };
-	struct iovec iov = { .iov_base = &r, .iov_len = sizeof(r) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *c;
 	char *req;
 	ssize_t len, n;
-	int fds[2];
+	size_t nfds = 0, i;
+	int fds[3];
 
 	req = malloc(FORK_REQ_MAX);
 	if (!req)
@@ -746,43 +817,55 @@ static long ask_forker(struct cw_ns_forker *f, const struct cw_ns_mounts *m,
 		free(req);
 		return len;
 	}
+	r->rc = -EPIPE;
 	pthread_mutex_lock(&f->mu);
-	n = exchange(f, req, (size_t)len, &msg);
+	n = exchange(f, req, (size_t)len, r, fds, &nfds);
 	if (n == -EPIPE || n == -ECONNRESET) {
 		/* The forker is gone (killed): a new one, and once more. */
 		forker_end(f);
 		n = forker_spawn(f);
 		if (n == 0)
-			n = exchange(f, req, (size_t)len, &msg);
+			n = exchange(f, req, (size_t)len, r, fds, &nfds);
 	}
 	pthread_mutex_unlock(&f->mu);
 	free(req);
-	if (n != (ssize_t)sizeof(r))
+	if (n == (ssize_t)sizeof(*r) && r->rc == 0 && nfds >= 2) {
+		*sock = fds[0];
+		*pidfd = fds[1];
+		*userns = nfds > 2 ? fds[2] : -1;
+		return r->pid;
+	}
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+	if (n != (ssize_t)sizeof(*r))
 		return n < 0 ? n : -EPIPE;
-	if (r.rc < 0)
-		return r.rc;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(sizeof(fds)))
-		return -EPROTO;
-	memcpy(fds, CMSG_DATA(c), sizeof(fds));
-	*sock = fds[0];
-	*pidfd = fds[1];
-	return r.pid;
+	return r->rc < 0 ? r->rc : -EPROTO;
 }
 
 int cw_ns_holder_start(struct cw_ns_forker *f, const struct cw_ns_mounts *m,
 		       struct cw_ns_holder *h, struct cw_error *err)
 {
+	struct fork_reply fr = { 0 };
 	struct ready r = { 0 };
 	char path[64], buf[4200];
-	int pidfd = -1, sock = -1, rc;
+	int pidfd = -1, sock = -1, userns = -1, rc;
 	long pid;
 
 	memset(h, 0, sizeof(*h));
-	h->pidfd = h->sock = h->root = -1;
-	pid = f ? ask_forker(f, m, &sock, &pidfd) :
-		  clone_holder(m, &pidfd, &sock);
+	h->pidfd = h->sock = h->root = h->userns = -1;
+	if (f) {
+		pid = ask_forker(f, m, &fr, &sock, &pidfd, &userns);
+	} else {
+		pid = clone_holder(m, &pidfd, &sock);
+		if (pid >= 0 && m && m->userns) {
+			fr.owner = next_owner();
+			userns = make_userns(fr.owner);
+			fr.userns_err = userns < 0 ? -userns : 0;
+		}
+	}
+	h->userns = userns;
+	h->userns_err = fr.userns_err;
+	h->owner = userns >= 0 ? fr.owner : 0;
 	if (pid < 0) {
 		cw_error_set(err, "namespaces: clone3 into new IPC, pid and mount namespaces: %s",
 			     strerror((int)-pid));
@@ -847,6 +930,8 @@ void cw_ns_holder_stop(struct cw_ns_holder *h)
 
 	if (h->root >= 0)
 		close(h->root);
+	if (h->userns >= 0)
+		close(h->userns);
 	if (h->sock >= 0)
 		close(h->sock);
 	if (h->pid > 0) {
@@ -862,7 +947,7 @@ void cw_ns_holder_stop(struct cw_ns_holder *h)
 	if (h->pidfd >= 0)
 		close(h->pidfd);
 	memset(h, 0, sizeof(*h));
-	h->pidfd = h->sock = h->root = -1;
+	h->pidfd = h->sock = h->root = h->userns = -1;
 }
 
 /* ---- joining ------------------------------------------------------------ */
@@ -888,7 +973,13 @@ int cw_ns_leave_pid(void)
 	return setns(own_pidns, CLONE_NEWPID) < 0 ? -errno : 0;
 }
 
-int cw_ns_join(int pidfd)
+int cw_ns_join(int pidfd, int userns)
 {
-	return setns(pidfd, CLONE_NEWNS | CLONE_NEWIPC) < 0 ? -errno : 0;
+	if (setns(pidfd, CLONE_NEWNS | CLONE_NEWIPC) < 0)
+		return -errno;
+	/* Last: joining a user namespace leaves none of the privileges the
+	 * mount namespace's setns needs. */
+	if (userns >= 0 && setns(userns, CLONE_NEWUSER) < 0)
+		return -errno;
+	return 0;
 }

@@ -17,6 +17,16 @@
  * starts joins the holder's mount and IPC namespaces itself. The command
  * stays the agent's own child, so its wait status is exact; in its
  * namespace it is pid 2 or above and sees only the call's processes.
+ *
+ * The kernel's per-user limits (inotify instances and watches, POSIX
+ * message queue bytes, pending signals, processes) are counted per user
+ * namespace and, above it, against the namespace's owner. Each call gets a
+ * user namespace of its own, every id mapped to itself (files, Landlock and
+ * the audit see the same uid as before), owned by a transient uid of
+ * CW_NS_OWNER_BASE.. that no process runs as: what one call holds counts
+ * against that uid, not the sandbox user's, so it cannot starve the next
+ * call or the sandbox user's own processes. The command joins it last,
+ * after everything that needs the agent's privileges.
  */
 #ifndef CW_KERNEL_NAMESPACES_H
 #define CW_KERNEL_NAMESPACES_H
@@ -34,6 +44,7 @@
  * /dev/null, so that a connect or send there finds no socket, however the
  * path is written). Copies of the paths, owned by the plan. */
 struct cw_ns_mounts {
+	bool userns;		/* a user namespace of its own too */
 	char **noexec;
 	size_t nnoexec;
 	char **exec;
@@ -48,6 +59,10 @@ int cw_ns_mounts_plan(const struct cw_sandbox *sb, struct cw_ns_mounts *m,
 int cw_ns_mounts_mask(struct cw_ns_mounts *m, const char *path);
 void cw_ns_mounts_free(struct cw_ns_mounts *m);
 
+/* The owners of the calls' user namespaces: uids no account may use. */
+#define CW_NS_OWNER_BASE 1879048192u	/* 0x70000000 */
+#define CW_NS_OWNER_COUNT 65536u
+
 struct cw_ns_holder {
 	pid_t pid;		/* in the agent's pid namespace */
 	int pidfd;		/* what setns joins */
@@ -56,6 +71,9 @@ struct cw_ns_holder {
 	bool proc;		/* a /proc of its own pid namespace */
 	bool memfd_noexec;	/* vm.memfd_noexec 2 there */
 	unsigned masked;	/* sockets of the plan masked there */
+	int userns;		/* the call's user namespace; -1 */
+	int userns_err;		/* why not (errno), when asked for */
+	uid_t owner;		/* its owner */
 	bool reap;		/* the caller's child, not the forker's */
 };
 
@@ -85,7 +103,8 @@ int cw_ns_holder_mask(struct cw_ns_holder *h, const char *path);
 int cw_ns_enter_pid(const struct cw_ns_holder *h);
 int cw_ns_leave_pid(void);
 /* In the started child, before it changes directory (async-signal-safe):
- * joins the mount and IPC namespaces of the holder behind pidfd. */
-int cw_ns_join(int pidfd);
+ * joins the mount and IPC namespaces of the holder behind pidfd, then the
+ * user namespace userns (-1: none), which keeps no privilege outside it. */
+int cw_ns_join(int pidfd, int userns);
 
 #endif

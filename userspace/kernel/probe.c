@@ -1050,6 +1050,33 @@ static void probe_call_namespaces(struct probe_ctx *c)
 	}
 }
 
+/* A holder with a user namespace of its own: the kernel's per-user limits
+ * then count per call (kernel/namespaces.h). */
+static void probe_call_userns(struct probe_ctx *c)
+{
+	struct cw_probe_item *it = &c->p->item[CW_FEAT_CALL_USERNS];
+	struct cw_ns_mounts m = { .userns = true };
+	struct cw_ns_holder h;
+	struct cw_error err = { 0 };
+	int ret;
+
+	if (!c->p->item[CW_FEAT_CALL_NAMESPACES].ok) {
+		item_set(it, false, "needs call_namespaces");
+		return;
+	}
+	ret = cw_ns_holder_start(NULL, &m, &h, &err);
+	if (ret < 0) {
+		item_errno(it, -ret, err.text);
+		return;
+	}
+	if (h.userns >= 0)
+		item_set(it, true, "per-user kernel limits (inotify, message queues, pending signals, processes) count per call");
+	else
+		item_errno(it, h.userns_err,
+			   "no user namespace per call: the kernel's per-user limits (inotify instances, message queues, pending signals) are shared by all calls");
+	cw_ns_holder_stop(&h);
+}
+
 static void probe_fanotify(struct probe_ctx *c)
 {
 	struct cw_probe_item *it = &c->p->item[CW_FEAT_FANOTIFY];
@@ -1128,6 +1155,7 @@ static const struct {
 	[CW_FEAT_SOCK_DIAG_INET] = { "sock_diag_inet", probe_sock_diag_inet },
 	[CW_FEAT_CALL_NAMESPACES] = { "call_namespaces",
 				      probe_call_namespaces },
+	[CW_FEAT_CALL_USERNS] = { "call_user_namespace", probe_call_userns },
 };
 
 const char *cw_probe_name(enum cw_feature f)

@@ -29,6 +29,7 @@ enum cw_feature {
 					 * cgroup (bpf_net's local services) */
 	CW_FEAT_CALL_NAMESPACES,	/* a holder of a call's IPC, pid and
 					 * mount namespaces starts */
+	CW_FEAT_CALL_USERNS,		/* a user namespace of its own per call */
 	CW_FEAT_COUNT,
 };
 

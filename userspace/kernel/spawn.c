@@ -71,6 +71,7 @@
 
 #include "kernel/spawn.h"
 #include "kernel/user.h"
+#include "lib/fdpass.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -168,6 +169,7 @@ struct plan {
 	size_t njoin;
 	int join_v2;		/* the v2 one, when clone3 could not place us */
 	int ns_pidfd;		/* the holder of the call's namespaces; -1 */
+	int ns_userns;		/* the call's user namespace; -1 */
 };
 
 struct envv {
@@ -286,28 +288,8 @@ static void set_ids(const struct plan *pl)
 static void send_listener(int fd, int lfd)
 {
 	struct child_report rep = { .step = STEP_LISTENER };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = &rep, .iov_len = sizeof(rep) };
-	struct msghdr msg = { 0 };
-	struct cmsghdr *c;
-	ssize_t n;
+	ssize_t n = cw_fd_send(fd, &rep, sizeof(rep), &lfd, 1);
 
-	memset(&u, 0, sizeof(u));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = u.buf;
-	msg.msg_controllen = sizeof(u.buf);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &lfd, sizeof(int));
-	do {
-		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-	} while (n < 0 && errno == EINTR);
 	if (n != (ssize_t)sizeof(rep))
 		child_fail(fd, STEP_SECCOMP, n < 0 ? errno : EIO, 0);
 }
@@ -328,7 +310,7 @@ static void __attribute__((noreturn)) child_run(const struct plan *pl)
 		child_fail(fd, STEP_CGROUP, errno, 0);
 	/* Its pid namespace is the holder's already (cw_ns_enter_pid). */
 	if (pl->ns_pidfd >= 0) {
-		rc = cw_ns_join(pl->ns_pidfd);
+		rc = cw_ns_join(pl->ns_pidfd, pl->ns_userns);
 		if (rc < 0)
 			child_fail(fd, STEP_NAMESPACES, -rc, 0);
 	}
@@ -1099,29 +1081,9 @@ static pid_t start_child(const struct cw_spawn_opts *o, struct plan *pl,
 /* One message from the child: a report, possibly with a descriptor. */
 static ssize_t recv_report(int fd, struct child_report *rep, int *lfd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = rep, .iov_len = sizeof(*rep) };
-	struct msghdr msg = { 0 };
-	struct cmsghdr *c;
-	ssize_t got;
+	size_t nfds;
 
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = u.buf;
-	msg.msg_controllen = sizeof(u.buf);
-	do {
-		got = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-	} while (got < 0 && errno == EINTR);
-	for (c = got > 0 ? CMSG_FIRSTHDR(&msg) : NULL; c;
-	     c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(lfd, CMSG_DATA(c), sizeof(int));
-	}
-	return got;
+	return cw_fd_recv(fd, rep, sizeof(*rep), lfd, 1, &nfds);
 }
 
 /* What the child needs from the call's options and the account; the
@@ -1155,6 +1117,7 @@ static void plan_fill(struct plan *pl, const struct cw_spawn_opts *o,
 	pl->njoin = o->njoin;
 	pl->join_v2 = -1;
 	pl->ns_pidfd = o->ns ? o->ns->pidfd : -1;
+	pl->ns_userns = o->ns ? o->ns->userns : -1;
 }
 
 /*

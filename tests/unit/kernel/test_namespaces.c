@@ -10,6 +10,10 @@
  * (tests/e2e/namespaces.bats).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -138,6 +142,36 @@ static int unix_listener(const char *path)
 	return fd;
 }
 
+/* A child that joins userns maps every uid to itself. */
+static bool same_map(int userns)
+{
+	char buf[128] = "";
+	unsigned long in, out, count;
+	int p[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	assert_int_equal(0, pipe(p));
+	pid = fork();
+	if (pid == 0) {
+		int fd;
+
+		if (setns(userns, CLONE_NEWUSER) < 0)
+			_exit(1);
+		fd = open("/proc/self/uid_map", O_RDONLY);
+		n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		_exit(n > 0 && write(p[1], buf, (size_t)n) == n ? 0 : 2);
+	}
+	close(p[1]);
+	n = read(p[0], buf, sizeof(buf) - 1);
+	close(p[0]);
+	assert_int_equal(pid, waitpid(pid, &status, 0));
+	assert_int_equal(0, status);
+	buf[n > 0 ? n : 0] = '\0';
+	return sscanf(buf, "%lu %lu %lu", &in, &out, &count) == 3 && in == 0 &&
+	       out == 0 && count == 4294967295UL;
+}
+
 /* A holder, started by the caller and through the forker: its tree
  * noexec, its socket masked (also one asked for later), its own /proc;
  * stopped, it is gone and reaped, and the sandbox's mounts are as before. */
@@ -148,6 +182,7 @@ static void holder_round(struct cw_ns_forker *f)
 	struct cw_ns_holder h;
 	struct cw_error err;
 	int s1, s2, i;
+	uid_t owner;
 	pid_t pid;
 
 	assert_non_null(mkdtemp(dir));
@@ -162,8 +197,16 @@ static void holder_round(struct cw_ns_forker *f)
 	m.noexec[0] = strdup(tree);
 	m.nnoexec = 1;
 	assert_int_equal(0, cw_ns_mounts_mask(&m, sock));
+	m.userns = true;
 	assert_int_equal(0, cw_ns_holder_start(f, &m, &h, &err));
 	assert_true(h.proc);
+	/* a user namespace owned by a transient uid, not the agent's */
+	assert_true(h.userns >= 0);
+	assert_true(h.owner >= CW_NS_OWNER_BASE &&
+		    h.owner < CW_NS_OWNER_BASE + CW_NS_OWNER_COUNT);
+	assert_int_equal(0, ioctl(h.userns, NS_GET_OWNER_UID, &owner));
+	assert_int_equal(h.owner, owner);
+	assert_true(same_map(h.userns));
 	assert_int_equal(1, h.masked);
 	assert_true(mounted(h.pid, tree, "noexec"));
 	assert_true(mounted(h.pid, sock, NULL));
