@@ -13,15 +13,15 @@ PKGS=(
 	clang llvm bpftool
 	bats bats-assert bats-support
 	jq nodejs npm procps util-linux mount e2fsprogs iproute2 python3 time strace
-	curl wrk
+	curl wrk sudo
 )
 # make vmtest: the emulator and the cpio that packs the VM's root file
 # system (the other packages it copies into the VM are listed above and in
 # tests/vm/packages; the kernel itself is fetched by tests/vm/vmtest.sh);
-# kmod's insmod loads the loop module there; sudo is the VM's (an E2B
-# template's) and the host test's that shows commands cannot use it.
+# kmod's insmod loads the loop module there. sudo (above) is the VM's (an
+# E2B template's) and the host test's that shows commands cannot use it.
 VM_PKGS=(qemu-system-x86 cpio passwd login libpam-runtime libpam-modules
-	libpam-modules-bin python3-minimal dash mawk diffutils curl kmod sudo)
+	libpam-modules-bin python3-minimal dash mawk diffutils curl kmod)
 
 missing() {
 	local p

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "audit/types.h"
+#include "engine/disk.h"
 #include "engine/internal.h"
 #include "engine/ns_pool.h"
 #include "engine/records.h"
@@ -307,6 +308,11 @@ struct cw_rules *cw_rules_load(const char *path, struct cw_diag *diag)
 			goto fail;
 		}
 	}
+	r->disk = cw_disk_budgets(cw_policy_sandbox(r->policy), &r->disk_gap);
+	if (!r->disk) {
+		cw_diag_add(diag, r->policy->source, 0, 0, "", "out of memory");
+		goto fail;
+	}
 	return r;
 fail:
 	cw_rules_put(r);
@@ -325,6 +331,8 @@ void cw_rules_put(struct cw_rules *r)
 	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
 	cw_ll_put(r->landlock);
+	json_decref(r->disk);
+	free(r->disk_gap);
 	cw_seccomp_free(r->seccomp);
 	cw_policy_free(r->policy);
 	pthread_mutex_destroy(&r->ll_lock);

@@ -46,6 +46,8 @@ struct cw_rules {
 	struct cw_seccomp_prog *seccomp;
 	pthread_mutex_t ll_lock;	/* the swap of landlock */
 	struct cw_ll_ref *landlock;	/* NULL when the layer is off */
+	json_t *disk;			/* the writable trees' budgets */
+	char *disk_gap;			/* the trees without one; NULL */
 };
 
 /* A call collecting its network events, in e->collecting. */

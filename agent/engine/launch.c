@@ -239,6 +239,13 @@ static int record_launch(struct launch *l)
 	if (rec && l->ns)
 		json_object_set_new(rec, "unix_sockets_masked",
 				    masked_sockets(&l->ns->m));
+	if (rec) {
+		json_object_set(rec, "disk_budget", l->ru->disk);
+		if (l->ru->disk_gap)
+			json_object_set_new(json_object_get(rec, "layer_gaps"),
+					    "disk_budget",
+					    json_string(l->ru->disk_gap));
+	}
 	if (inject(l, CW_STEP_RECORD)) {
 		json_decref(rec);
 		ret = -EIO;

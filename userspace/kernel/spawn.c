@@ -1117,7 +1117,10 @@ static void plan_fill(struct plan *pl, const struct cw_spawn_opts *o,
 	pl->njoin = o->njoin;
 	pl->join_v2 = -1;
 	pl->ns_pidfd = o->ns ? o->ns->pidfd : -1;
-	pl->ns_userns = o->ns ? o->ns->userns : -1;
+	/* Root stays root of the sandbox: in a namespace of its own it would
+	 * lose what a policy running commands as root asks for (raw sockets,
+	 * for one). */
+	pl->ns_userns = o->ns && t->uid != 0 ? o->ns->userns : -1;
 }
 
 /*

@@ -171,6 +171,11 @@ struct cw_sandbox {
 		struct cw_strv deny_open;	/* absolute path prefixes */
 	} files;			/* enforced by the bpf_trace layer */
 	struct {
+		struct cw_strv tmpfs;	/* trees given a budget as a tmpfs */
+		int64_t max_mb;		/* default 1024 */
+		int64_t max_inodes;	/* default 65536 */
+	} disk;				/* kernel/tmpfs.h */
+	struct {
 		char *profile;		/* "default" or "none" */
 		struct cw_strv deny;	/* extra syscall names to deny */
 		struct cw_strv allow;	/* syscalls removed from the profile */

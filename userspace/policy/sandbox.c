@@ -45,6 +45,7 @@ static const char default_sandbox_json[] =
 	"  \"max_output_bytes\": 1048576,\n"
 	"  \"resources\": { \"memory_mb\": 1024, \"pids\": 256, \"cpu_s\": 120,\n"
 	"                 \"nofile\": 1024, \"file_size_mb\": 512 },\n"
+	"  \"disk\": { \"tmpfs\": [], \"max_mb\": 1024, \"max_inodes\": 65536 },\n"
 	"  \"filesystem\": { \"read\": [\"/\"],\n"
 	"                  \"write\": [\"/home/user\", \"/tmp\"],\n"
 	"                  \"exec\": [\"/usr\", \"/bin\"],\n"
@@ -69,6 +70,8 @@ static const char default_sandbox_json[] =
 #define CPU_MAX_S (1ll << 31)
 #define NOFILE_MAX (1ll << 20)
 #define FSIZE_MAX_MB (1ll << 30)
+#define DISK_MAX_MB (1ll << 24)
+#define DISK_MAX_INODES 4294967295ll
 #define CONN_MAX (1ll << 31)
 
 const char *const cw_layer_names[CW_LAYER_COUNT + 1] = {
@@ -94,6 +97,7 @@ void cw_sandbox_free(struct cw_sandbox *sb)
 	cw_load_strv_free(&sb->env_pass);
 	cw_load_strv_free(&sb->env_set_keys);
 	cw_load_strv_free(&sb->env_set_vals);
+	cw_load_strv_free(&sb->disk.tmpfs);
 	cw_load_strv_free(&sb->filesystem.read);
 	cw_load_strv_free(&sb->filesystem.write);
 	cw_load_strv_free(&sb->filesystem.exec);
@@ -517,6 +521,31 @@ static void apply_filesystem(struct cw_loader *ld, struct cw_sandbox *sb,
 	}
 }
 
+static void apply_disk(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
+		       const char *path)
+{
+	static const char *const keys[] = { "tmpfs", "max_mb", "max_inodes",
+					    NULL };
+	static const struct int_field f[] = {
+		{ "max_mb", 1, DISK_MAX_MB, "an integer from 1 to 16777216 (16 TiB)",
+		  SB_OFF(disk.max_mb) },
+		{ "max_inodes", 1, DISK_MAX_INODES,
+		  "an integer from 1 to 4294967295", SB_OFF(disk.max_inodes) },
+	};
+	char kp[CW_LOAD_PATH_LEN];
+	json_t *v;
+
+	if (!cw_load_want(ld, o, path, json_is_object(o), "an object"))
+		return;
+	cw_load_keys(ld, o, path, keys);
+	apply_ints(ld, sb, o, path, f, CW_ARRAY_SIZE(f));
+	v = json_object_get(o, "tmpfs");
+	cw_load_key(kp, path, "tmpfs");
+	if (v)
+		cw_load_strv_set(ld, v, kp, "an array of absolute paths",
+				 check_abs_path, &sb->disk.tmpfs);
+}
+
 static void apply_network(struct cw_loader *ld, struct cw_sandbox *sb,
 			  json_t *o, const char *path)
 {
@@ -753,7 +782,7 @@ void cw_sandbox_apply(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 					    "timeout_s", "max_output_bytes",
 					    "resources", "filesystem",
 					    "network", "seccomp", "files",
-					    "require_layers", NULL };
+					    "disk", "require_layers", NULL };
 	static const struct int_field f[] = {
 		{ "timeout_s", 1, TIMEOUT_MAX_S,
 		  "an integer from 1 to 86400 seconds", SB_OFF(timeout_s) },
@@ -808,6 +837,10 @@ void cw_sandbox_apply(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 	cw_load_key(kp, path, "files");
 	if (v)
 		apply_files(ld, sb, v, kp);
+	v = json_object_get(o, "disk");
+	cw_load_key(kp, path, "disk");
+	if (v)
+		apply_disk(ld, sb, v, kp);
 	v = json_object_get(o, "require_layers");
 	cw_load_key(kp, path, "require_layers");
 	if (v)
