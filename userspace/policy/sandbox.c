@@ -468,6 +468,22 @@ static void apply_ints(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 	}
 }
 
+/* The common part of a section: an object of these keys, its integers
+ * applied; returns the value of its key list (NULL when absent or when o
+ * is no object), that key's path in kp. */
+static json_t *apply_section(struct cw_loader *ld, struct cw_sandbox *sb,
+			     json_t *o, const char *path,
+			     const char *const *keys, const struct int_field *f,
+			     size_t nf, const char *list, char *kp)
+{
+	if (!cw_load_want(ld, o, path, json_is_object(o), "an object"))
+		return NULL;
+	cw_load_keys(ld, o, path, keys);
+	apply_ints(ld, sb, o, path, f, nf);
+	cw_load_key(kp, path, list);
+	return json_object_get(o, list);
+}
+
 static void apply_resources(struct cw_loader *ld, struct cw_sandbox *sb,
 			    json_t *o, const char *path)
 {
@@ -535,12 +551,8 @@ static void apply_disk(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 	char kp[CW_LOAD_PATH_LEN];
 	json_t *v;
 
-	if (!cw_load_want(ld, o, path, json_is_object(o), "an object"))
-		return;
-	cw_load_keys(ld, o, path, keys);
-	apply_ints(ld, sb, o, path, f, CW_ARRAY_SIZE(f));
-	v = json_object_get(o, "tmpfs");
-	cw_load_key(kp, path, "tmpfs");
+	v = apply_section(ld, sb, o, path, keys, f, CW_ARRAY_SIZE(f), "tmpfs",
+			  kp);
 	if (v)
 		cw_load_strv_set(ld, v, kp, "an array of absolute paths",
 				 check_abs_path, &sb->disk.tmpfs);
@@ -643,12 +655,8 @@ static void apply_files(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 	char kp[CW_LOAD_PATH_LEN];
 	json_t *v;
 
-	if (!cw_load_want(ld, o, path, json_is_object(o), "an object"))
-		return;
-	cw_load_keys(ld, o, path, keys);
-	apply_ints(ld, sb, o, path, f, CW_ARRAY_SIZE(f));
-	v = json_object_get(o, "deny_open");
-	cw_load_key(kp, path, "deny_open");
+	v = apply_section(ld, sb, o, path, keys, f, CW_ARRAY_SIZE(f),
+			  "deny_open", kp);
 	if (!v)
 		return;
 	if (json_is_array(v) && json_array_size(v) > TRACE_DENY_MAX) {
