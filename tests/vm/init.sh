@@ -141,11 +141,11 @@ export CW_E2E_FLOOD=5000
 # the HTTP soak: 10 clients x 10 calls (after 10 each to warm up), not 50 x 200
 export CW_E2E_SOAK="10 10"
 # The suites whose outcome depends on what the kernel offers (event
-# sources, BPF without BTF or JIT, Landlock, cgroups, namespaces, network, seccomp,
-# probe and required layers) run in both passes. The MCP, HTTP, approval,
+# sources, BPF without BTF or JIT, Landlock, cgroups, namespaces, tmpfs,
+# network, seccomp, probe and required layers) run in both passes. The MCP, HTTP, approval,
 # reload, SDK and docs suites run the same code on any kernel and run on
 # the host (make check); vmtest.suites=all adds them to the full pass.
-kernel_suites=(tests/e2e/{audit,audit_cli,cli,concurrency,layers,namespaces,network,run_command,seccomp,trace}.bats)
+kernel_suites=(tests/e2e/{audit,audit_cli,cli,concurrency,disk,layers,namespaces,network,run_command,seccomp,trace}.bats)
 suites=$(sed -n 's/.*vmtest\.suites=\([^ ]*\).*/\1/p' /proc/cmdline)
 case ",${passes:-full}," in
 *,full,*)
