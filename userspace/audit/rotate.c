@@ -426,6 +426,19 @@ void cw_audit_files_free(char **files, size_t n)
 	free_set(files, n);
 }
 
+/* The two lists hold the same names in the same order. */
+static bool same_names(char *const *a, size_t na, char *const *b, size_t nb)
+{
+	size_t i;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++)
+		if (strcmp(a[i], b[i]))
+			return false;
+	return true;
+}
+
 int cw_audit_open_files(const char *path, char ***files, int **fds,
 			size_t *n, struct cw_error *err)
 {
@@ -456,7 +469,7 @@ int cw_audit_open_files(const char *path, char ***files, int **fds,
 		}
 		if (opened == nn) {
 			ret = cw_audit_files(path, &again, &na, err);
-			if (!ret && cw_strs_equal(names, nn, again, na)) {
+			if (!ret && same_names(names, nn, again, na)) {
 				cw_audit_files_free(again, na);
 				*files = names;
 				*fds = v;

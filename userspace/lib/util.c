@@ -84,18 +84,6 @@ int64_t cw_now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-bool cw_strs_equal(char *const *a, size_t na, char *const *b, size_t nb)
-{
-	size_t i;
-
-	if (na != nb)
-		return false;
-	for (i = 0; i < na; i++)
-		if (strcmp(a[i], b[i]))
-			return false;
-	return true;
-}
-
 bool cw_path_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);

@@ -38,9 +38,6 @@ void cw_error_format(const struct cw_error *e, char *buf, size_t len);
 void cw_error_set(struct cw_error *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Two lists of na and nb strings hold the same strings in the same order. */
-bool cw_strs_equal(char *const *a, size_t na, char *const *b, size_t nb);
-
 /* True when path is dir or lies beneath it, at a component boundary
  * ("/" holds every path; trailing slashes of dir are ignored). */
 bool cw_path_under(const char *path, const char *dir);
