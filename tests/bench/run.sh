@@ -37,6 +37,11 @@ echo "== the calls' own namespaces: every layer against every layer but namespac
 "$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state6" "$work/audit6.jsonl" "$N" call_namespaces |
 	sed 's/^/ns_/' | tee "$work/lat-ns"
 
+echo
+echo "== the calls' own user namespaces: every layer against every layer but the user namespace (b_), in the same rounds"
+"$B/bench/bench_latency" "$B/cmdwarden" tests/bench/bench.json "$work/state7" "$work/audit7.jsonl" "$N" call_user_namespace |
+	sed 's/^/userns_/' | tee "$work/lat-userns"
+
 echo "== audit log: records per second (disk, then tmpfs), and verify"
 "$B/bench/bench_audit" "$work" | tee "$work/audit"
 shm=$(mktemp -d /dev/shm/cmdwarden-bench.XXXXXX)
@@ -80,7 +85,7 @@ for _ in 1 2 3 4 5; do
 	echo $(( ($(date +%s%N) - a) / 1000000 ))
 done | sort -n | sed -n 3p | sed 's/^/probe_ms /' | tee "$work/probe"
 
-get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-untraced" "$work/lat-traced" "$work/lat-ns" "$work/audit" "$work/audit-tmpfs" "$work/events" "$work/flood" "$work/trace" "$work/http" "$work/probe"; }
+get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-untraced" "$work/lat-traced" "$work/lat-ns" "$work/lat-userns" "$work/audit" "$work/audit-tmpfs" "$work/events" "$work/flood" "$work/trace" "$work/http" "$work/probe"; }
 ratio=$(awk -v a="$(get agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 ratio_core=$(awk -v a="$(get b_agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 ratio_tmpfs=$(awk -v a="$(get tmpfs_agent_call_median_us)" -v b="$(get tmpfs_bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
@@ -103,6 +108,8 @@ printf '  %-40s %12s\n' "  Landlock+cgroup+eBPF+ns, p99 (us)" "+$(gap untraced_a
 printf '  %-40s %12s\n' "  kernel event tracing, median (us)" "+$(gap traced_agent_call_median_us traced_b_agent_call_median_us)"
 printf '  %-40s %12s\n' "  the calls' namespaces, median (us)" "+$(gap ns_agent_call_median_us ns_b_agent_call_median_us)"
 printf '  %-40s %12s\n' "  the calls' namespaces, p99 (us)" "+$(gap ns_agent_call_p99_us ns_b_agent_call_p99_us)"
+printf '  %-40s %12s\n' "  their user namespaces, median (us)" "+$(gap userns_agent_call_median_us userns_b_agent_call_median_us)"
+printf '  %-40s %12s\n' "  their user namespaces, p99 (us)" "+$(gap userns_agent_call_p99_us userns_b_agent_call_p99_us)"
 printf '  %-40s %12s   target %s\n' "probe, whole process (ms)" "$(get probe_ms)" "< 100"
 printf '  %-40s %12s   target %s\n' "decisions/s, seed policy" "$(get decisions_per_s_seed)" ">= 500000"
 printf '  %-40s %12s\n' "decisions/s, 50 regex conditions" "$(get decisions_per_s_50_regex)"
