@@ -12,7 +12,9 @@
  *   raw_tracepoint/sched_process_fork   a new process (threads are not)
  *   raw_tracepoint/sched_process_exit   a process's end: its wait status
  *   tp_btf/sys_exit                     file system calls, with their
- *                                       result; write byte counts
+ *                                       result; write byte counts; unix
+ *                                       connects and sends refused with
+ *                                       ECONNREFUSED
  * sys_exit runs on every system call of every process, so it is the raw
  * tracepoint typed by kernel BTF: the syscall number, all that most calls
  * need, is a plain load instead of a bpf_probe_read_kernel call.
@@ -55,6 +57,13 @@
  * end of the system call that crossed it: the kill follows the operation,
  * which has happened. Relative paths, symlinks and ".." are not resolved.
  * These are audit-and-kill measures; Landlock is the boundary for paths.
+ *
+ * A connect, sendto, sendmsg or sendmmsg to a pathname unix socket that
+ * fails with ECONNREFUSED is an event (TRACE_UNIX) with the path as the
+ * program passed it: a socket of a service outside the calls, masked in the
+ * call's mount namespace, answers so, and so does a socket with no reader.
+ * Which of the two it was, only the call's namespace can tell: userspace
+ * resolves the path there (kernel/namespaces.h).
  */
 #include <linux/bpf.h>
 #include <asm/unistd.h>
@@ -78,6 +87,9 @@
 #define S_IFREG		0100000
 #define SIGKILL		9
 #define ENOSPC		28
+#define ECONNREFUSED	111
+#define AF_UNIX		1
+#define UNIX_PATH_LEN	108	/* sizeof(sockaddr_un.sun_path) */
 #define EDQUOT		122
 #define FALLOC_FL_PUNCH_HOLE	 0x02
 #define FALLOC_FL_COLLAPSE_RANGE 0x08
@@ -102,6 +114,11 @@ struct inode {
 
 struct file {
 	struct inode *f_inode;
+	void *private_data;
+} __attribute__((preserve_access_index));
+
+struct socket {
+	short type;
 } __attribute__((preserve_access_index));
 
 struct fdtable {
@@ -551,22 +568,103 @@ static __always_inline const char *rename_target(const struct sc *s)
 	return (const char *)(s->nr == __NR_rename ? s->a[1] : s->a[3]);
 }
 
-/* Whether descriptor fd of the current process is a regular file. */
-static __always_inline int fd_is_regular(unsigned int fd)
+/* The file of descriptor fd of the current process; NULL when none. */
+static __always_inline struct file *fd_file(unsigned int fd)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
 	struct file **fds, *file = 0;
 	struct fdtable *fdt;
-	unsigned short mode;
 
 	fdt = BPF_CORE_READ(task, files, fdt);
 	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
 		return 0;
 	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
 		return 0;
-	mode = BPF_CORE_READ(file, f_inode, i_mode);
-	return (mode & S_IFMT) == S_IFREG;
+	return file;
+}
+
+/* Whether descriptor fd of the current process is a regular file. */
+static __always_inline int fd_is_regular(unsigned int fd)
+{
+	struct file *file = fd_file(fd);
+
+	return file &&
+	       (BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT) == S_IFREG;
+}
+
+/* The user's msghdr, up to its name's length. */
+struct msghdr_name {
+	void *name;
+	int namelen;
+};
+
+/* A connect or send to a pathname unix socket that was refused
+ * (ECONNREFUSED): one TRACE_UNIX event with the path within its address
+ * length. Abstract and unnamed addresses are not paths. */
+static __always_inline void unix_refused(struct trace_call *c, __u64 cgid,
+					 struct pt_regs___cw *regs, long nr)
+{
+	struct trace_file2 *f2;
+	struct trace_file *f;
+	struct msghdr_name mh;
+	struct file *file;
+	const char *addr;
+	__u16 family = 0;
+	__u32 zero = 0;
+	__u64 len;
+
+	switch (nr) {
+	case __NR_connect:
+		addr = (const char *)BPF_CORE_READ(regs, si);
+		len = BPF_CORE_READ(regs, dx);
+		break;
+	case __NR_sendto:
+		addr = (const char *)BPF_CORE_READ(regs, r8);
+		len = BPF_CORE_READ(regs, r9);
+		break;
+	default:	/* sendmsg; sendmmsg's first message is its msghdr */
+		if (bpf_probe_read_user(&mh, sizeof(mh),
+					(void *)BPF_CORE_READ(regs, si)))
+			return;
+		addr = mh.name;
+		len = (__u32)mh.namelen;
+		break;
+	}
+	if (!addr || len <= sizeof(family) ||
+	    bpf_probe_read_user(&family, sizeof(family), addr) ||
+	    family != AF_UNIX)
+		return;
+	len -= sizeof(family);
+	if (len > UNIX_PATH_LEN)
+		len = UNIX_PATH_LEN;
+	f2 = bpf_map_lookup_elem(&scratch, &zero);
+	if (!f2)
+		return;
+	f = &f2->f;
+	fill_hdr(&f->h, cgid, TRACE_UNIX);
+	f->ret = -ECONNREFUSED;
+	f->dirfd = AT_FDCWD;
+	f->dirfd2 = AT_FDCWD;
+	f->mode = 0;
+	f->owner = (__u32)-1;
+	f->group = (__u32)-1;
+	f->op = nr == __NR_connect ? TRACE_OP_CONNECT : TRACE_OP_SENDMSG;
+	file = fd_file(BPF_CORE_READ(regs, di));
+	f->flags = 0;
+	if (file) {
+		struct socket *sock = BPF_CORE_READ(file, private_data);
+
+		f->flags = sock ? BPF_CORE_READ(sock, type) : 0;
+	}
+	len &= 127;
+	if (bpf_probe_read_user(f->path, len, addr + sizeof(family)))
+		return;
+	f->path[len] = '\0';
+	if (!f->path[0])
+		return;
+	output(c, f, __builtin_offsetof(struct trace_file, path) + len + 1,
+	       sizeof(*f));
 }
 
 /* The bytes a system call of the write family put into a file, and the
@@ -658,6 +756,16 @@ int cw_sys_exit(unsigned long long *ctx)
 		if (!c || !c->max_write_bytes)
 			return 0;
 		count_write(c, regs, s.nr, ctx[1]);
+		return 0;
+	case __NR_connect:
+	case __NR_sendto:
+	case __NR_sendmsg:
+	case __NR_sendmmsg:
+		if ((long)ctx[1] != -ECONNREFUSED)
+			return 0;
+		c = current_call(&cgid);
+		if (c)
+			unix_refused(c, cgid, regs, s.nr);
 		return 0;
 	case __NR_open:
 	case __NR_creat:

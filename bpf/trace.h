@@ -19,6 +19,7 @@ enum trace_kind {
 	TRACE_FORK,
 	TRACE_EXIT,
 	TRACE_FILE,
+	TRACE_UNIX,		/* struct trace_file: a refused unix connect */
 };
 
 enum trace_file_op {
@@ -28,6 +29,8 @@ enum trace_file_op {
 	TRACE_OP_RENAME,
 	TRACE_OP_CHMOD,
 	TRACE_OP_CHOWN,
+	TRACE_OP_CONNECT,	/* TRACE_UNIX: connect */
+	TRACE_OP_SENDMSG,	/* TRACE_UNIX: sendto, sendmsg, sendmmsg */
 };
 
 /* Bits of trace_hdr.truncated. */
@@ -95,7 +98,8 @@ struct trace_file {
 	__s64 ret;		/* the system call's result (-errno) */
 	__s32 dirfd;		/* -100 (AT_FDCWD) when none */
 	__s32 dirfd2;
-	__u32 flags;		/* open flags, AT_* flags, rename flags */
+	__u32 flags;		/* open flags, AT_* flags, rename flags;
+				 * TRACE_UNIX: the socket's type */
 	__u32 mode;		/* open's create mode, chmod's mode */
 	__u32 owner;		/* chown */
 	__u32 group;

@@ -51,6 +51,7 @@ struct trace_ctx {
 	struct cw_error err;	/* the first refusal */
 	struct cw_audit_rec recs[TRACE_BATCH];	/* not written yet */
 	size_t n;
+	const struct cw_ns_holder *ns;	/* the call's namespaces, or NULL */
 };
 
 /* One launch. */
@@ -378,13 +379,23 @@ static void trace_flush(struct trace_ctx *tc)
 static void trace_event(void *ctx, const struct cw_trace_event *ev)
 {
 	struct trace_ctx *tc = ctx;
+	int masked = 0;
 	json_t *rec;
 
 	if (!ev) {
 		trace_flush(tc);
 		return;
 	}
+	if (ev->kind == CW_TRACE_UNIX) {
+		/* A socket without a reader refuses so too: not ours. */
+		masked = tc->ns ? cw_ns_socket_masked(tc->ns, ev->tid, ev->path) :
+				  0;
+		if (!masked)
+			return;
+	}
 	rec = cw_trace_event_json(ev);
+	if (rec && ev->kind == CW_TRACE_UNIX)
+		cw_rec_net_unix(rec, masked > 0);
 	if (!rec) {
 		if (!tc->failed++)
 			cw_error_set(&tc->err, "out of memory");
@@ -405,6 +416,7 @@ static int attach_trace(struct launch *l)
 		return 0;
 	l->tctx.e = e;
 	l->tctx.invocation = l->r->invocation;
+	l->tctx.ns = l->ns ? &l->ns->h : NULL;
 	if (!inject(l, CW_STEP_TRACE))
 		l->tcall = cw_trace_call_add(e->trace, l->cgid,
 					     cw_cgroup_call_fd(l->cgc),
@@ -458,8 +470,10 @@ static int attach(struct launch *l)
 static void detach(struct launch *l, bool ran)
 {
 	detach_cgroup(l, ran);
-	detach_ns(l);
+	/* before the namespaces end: the trail's last unix refusals are
+	 * told masked or not in them */
 	detach_trace(l, ran);
+	detach_ns(l);
 	detach_net(l, ran);
 	detach_landlock(l);
 }

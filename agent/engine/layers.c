@@ -169,6 +169,15 @@ json_t *cw_engine_layer_gaps(void)
 	    !p->item[CW_FEAT_CALL_USERNS].ok)
 		json_object_set_new(o, "per_uid_limits",
 				    json_string(p->item[CW_FEAT_CALL_USERNS].detail));
+	if (!layer_missing(&layers[CW_LAYER_IDX_NAMESPACES], why, sizeof(why))) {
+		char trace[WHY_LEN];
+		const char *m = layer_missing(&layers[CW_LAYER_IDX_BPF_TRACE],
+					      trace, sizeof(trace));
+
+		if (m)
+			json_object_set_new(o, "unix_refusal_records",
+					    json_sprintf("a connect refused by a masked unix socket leaves no net record without bpf_trace (%s)", m));
+	}
 	return o;
 }
 

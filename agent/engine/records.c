@@ -226,6 +226,14 @@ json_t *cw_rec_net(const struct cw_bpfnet_event *ev)
 	return rec;
 }
 
+void cw_rec_net_unix(json_t *rec, bool masked)
+{
+	json_object_update_new(rec, json_pack("{s:s, s:s, s:s}", "verdict",
+		"deny", "rule", "unix_socket", "reason", masked ?
+		"a unix socket of a service outside the calls, masked in the call's mount namespace; network.unix_sockets lists the paths a call may reach" :
+		"refused (ECONNREFUSED) by a masked socket or one without a reader: the relative path could not be resolved after its thread ended"));
+}
+
 json_t *cw_rec_seccomp(const struct cw_seccomp_denial *d)
 {
 	json_t *args = json_array();

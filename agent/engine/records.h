@@ -79,6 +79,9 @@ json_t *cw_rec_exit_unlaunched(const char *error, bool with_cancelled,
 
 /* net: one network event of a call. */
 json_t *cw_rec_net(const struct cw_bpfnet_event *ev);
+/* Completes the net record of a refused unix connect or send (bpf_trace):
+ * masked, or whether it was could not be told. */
+void cw_rec_net_unix(json_t *rec, bool masked);
 
 /* seccomp: one described syscall denial. */
 json_t *cw_rec_seccomp(const struct cw_seccomp_denial *d);

@@ -358,6 +358,64 @@ PY
 	assert_output "$RUNSOCK hi"
 }
 
+@test "a connect or send refused by a masked unix socket is a net record naming the path; the call's own socket without a reader refuses with no record" {
+	j=$("$CW" probe --json)
+	[ "$(jq -r '.layers.bpf_trace' <<<"$j")" = true ] ||
+		skip "layer bpf_trace is off here: $(jq -r '.layers_off.bpf_trace' <<<"$j")"
+	write_uconnect
+	RUNSOCK=/run/cw-e2e-rec-$$.sock
+	DGSOCK=/run/cw-e2e-dg-$$.sock
+	start_unix "$RUNSOCK"
+	python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o666)
+open(sys.argv[1] + ".ready", "w").close()
+while True:
+    s.recv(64)
+' "$DGSOCK" </dev/null >/dev/null 2>&1 3>&- &
+	SVC="${SVC:-} $!"
+	for _ in $(seq 100); do [ -e "$DGSOCK.ready" ] && break; sleep 0.05; done
+	[ -e "$DGSOCK.ready" ] || fail "no datagram service on $DGSOCK"
+	cat >"$D/send.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+try:
+    s.sendto(b"x", sys.argv[1])
+    print(sys.argv[1], "sent")
+except OSError as e:
+    print(sys.argv[1], "errno", e.errno)
+PY
+	# the call's own socket file, bound and closed: nobody reads it
+	cat >"$D/dead.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.close()
+PY
+	ln -s "$RUNSOCK" "$D/link.sock"
+	# the twin outside cmdwarden: the same account reaches both services
+	run runuser -u "$ACCOUNT" -- /usr/bin/python3 "$D/send.py" "$DGSOCK"
+	assert_output "$DGSOCK sent"
+	serve_ns "$(call_json 1 "/usr/bin/python3 $D/dead.py $D/dead.sock; /usr/bin/python3 $D/uconnect.py $RUNSOCK $D/link.sock $D/dead.sock; /usr/bin/python3 $D/send.py $DGSOCK; /usr/bin/python3 $D/send.py $D/dead.sock; cd /run && /usr/bin/python3 $D/uconnect.py ${RUNSOCK#/run/}")"
+	assert_equal "$(out 1)" "$(printf '%s errno 111\n%s errno 111\n%s errno 111\n%s errno 111\n%s errno 111\n%s errno 111' \
+		"$RUNSOCK" "$D/link.sock" "$D/dead.sock" "$DGSOCK" "$D/dead.sock" "${RUNSOCK#/run/}")"
+	inv=$(structured 1 invocation_id)
+	run jq -c --arg i "$inv" 'select(.type == "net" and .invocation == $i and .family == "unix") | [.op, .address, .socket_type, .verdict, .rule, (.reason | startswith("a unix socket of a service"))]' "$AUDIT"
+	# the service's stream socket, by its path and through a symlink, and
+	# the datagram one; the call's own dead socket twice refused, never
+	# recorded
+	assert_line --index 0 "[\"connect\",\"$RUNSOCK\",1,\"deny\",\"unix_socket\",true]"
+	assert_line --index 1 "[\"connect\",\"$D/link.sock\",1,\"deny\",\"unix_socket\",true]"
+	assert_line --index 2 "[\"sendmsg\",\"$DGSOCK\",2,\"deny\",\"unix_socket\",true]"
+	# the relative path: resolved in the thread's directory while it lives,
+	# else recorded as not told apart from a socket without a reader
+	assert_line --index 3 --regexp "^\[\"connect\",\"${RUNSOCK#/run/}\",1,\"deny\",\"unix_socket\",(true|false)\]$"
+	[ "${#lines[@]}" -eq 4 ]
+	rm -f "$DGSOCK" "$DGSOCK.ready"
+}
+
 @test "a service socket that appears after the call's namespaces were made is masked too; a background call's own server is reached" {
 	write_uconnect
 	RUNSOCK=/run/cw-e2e-late-$$.sock
@@ -461,6 +519,9 @@ inotify_race() {
 	# a user namespace per call: what the probe says
 	userns=$("$CW" probe --json | jq -r '.features.call_user_namespace.ok')
 	assert_equal "$(jq -r 'has("per_uid_limits")' <<<"$gaps")" "$([ "$userns" = true ] && echo false || echo true)"
+	# records of refused unix connects: the layer bpf_trace
+	trace=$("$CW" probe --json | jq -r '.layers.bpf_trace')
+	assert_equal "$(jq -r 'has("unix_refusal_records")' <<<"$gaps")" "$([ "$trace" = true ] && echo false || echo true)"
 	# listeners with their cgroup: what the probe says
 	diag=$("$CW" probe --json | jq -r '.features.sock_diag_inet.ok')
 	[ "$diag" = true ] || [ "$diag" = false ] || fail "probe names no sock_diag_inet: $diag"
@@ -469,5 +530,11 @@ inotify_race() {
 	CW_PROBE_DISABLE=sock_diag_inet serve_ns "$(call_json 2 true)"
 	inv=$(structured 2 invocation_id)
 	run jq -r --arg i "$inv" 'select(.type == "launch" and .invocation == $i) | .layer_gaps.local_services' "$AUDIT"
+	assert_output --partial "disabled by CW_PROBE_DISABLE"
+	# and without tracepoint programs, that masked sockets go unrecorded
+	CW_PROBE_DISABLE=bpf_tracepoint serve_ns "$(call_json 3 true)"
+	inv=$(structured 3 invocation_id)
+	run jq -r --arg i "$inv" 'select(.type == "launch" and .invocation == $i) | .layer_gaps.unix_refusal_records' "$AUDIT"
+	assert_output --partial "leaves no net record without bpf_trace"
 	assert_output --partial "disabled by CW_PROBE_DISABLE"
 }

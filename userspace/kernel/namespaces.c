@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -40,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -922,6 +924,54 @@ int cw_ns_holder_mask(struct cw_ns_holder *h, const char *path)
 	if (rc == 0)
 		h->masked++;
 	return rc;
+}
+
+/* Resolves path in the mount namespace of root, absolute symlinks and ".."
+ * staying inside it: an O_PATH descriptor, or -errno. */
+static int open_in_root(int root, const char *path)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT,
+	};
+	long fd = syscall(SYS_openat2, root, path, &how, sizeof(how));
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int cw_ns_socket_masked(const struct cw_ns_holder *h, pid_t tid,
+			const char *path)
+{
+	char link[64], cwd[PATH_MAX], *full = NULL;
+	struct statx stx;
+	ssize_t n;
+	int fd;
+
+	if (h->root < 0)
+		return 0;
+	if (path[0] != '/') {
+		/* the thread's directory, as its namespace names it */
+		snprintf(link, sizeof(link), "/proc/%ld/cwd", (long)tid);
+		n = readlink(link, cwd, sizeof(cwd) - 1);
+		if (n <= 0)
+			return n < 0 ? -errno : -ENOENT;
+		cwd[n] = '\0';
+		if (asprintf(&full, "%s/%s", cwd, path) < 0)
+			return -ENOMEM;
+		path = full;
+	}
+	fd = open_in_root(h->root, path);
+	free(full);
+	if (fd < 0)
+		return fd == -ENOENT || fd == -ENOTDIR ? 0 : fd;
+	n = statx(fd, "", AT_EMPTY_PATH, STATX_TYPE, &stx);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	/* mask_socket's bind: /dev/null, as a mount of its own */
+	return S_ISCHR(stx.stx_mode) && stx.stx_rdev_major == 1 &&
+	       stx.stx_rdev_minor == 3 &&
+	       (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
 }
 
 void cw_ns_holder_stop(struct cw_ns_holder *h)

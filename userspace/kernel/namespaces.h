@@ -97,6 +97,13 @@ void cw_ns_holder_stop(struct cw_ns_holder *h);
  * after the holder): 0, 1 when path is no socket there, or -errno. */
 int cw_ns_holder_mask(struct cw_ns_holder *h, const char *path);
 
+/* Whether path, as thread tid of the call passed it to connect or sendmsg
+ * (relative to its working directory), names a socket masked in h's mount
+ * namespace: 1, 0 (a socket or nothing), or -errno when that cannot be told
+ * (the thread of a relative path has ended). */
+int cw_ns_socket_masked(const struct cw_ns_holder *h, pid_t tid,
+			const char *path);
+
 /* In the launching thread: processes it starts from now on are in h's pid
  * namespace; cw_ns_leave_pid (from the same thread) goes back to the
  * agent's. 0 or -errno. */

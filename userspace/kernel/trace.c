@@ -107,6 +107,7 @@ static const char *const file_ops[] = {
 	[TRACE_OP_OPEN] = "open",     [TRACE_OP_UNLINK] = "unlink",
 	[TRACE_OP_RMDIR] = "rmdir",   [TRACE_OP_RENAME] = "rename",
 	[TRACE_OP_CHMOD] = "chmod",   [TRACE_OP_CHOWN] = "chown",
+	[TRACE_OP_CONNECT] = "connect", [TRACE_OP_SENDMSG] = "sendmsg",
 };
 
 /* A string field of a record: NUL-terminated within its array. */
@@ -164,14 +165,18 @@ int cw_trace_decode(const void *data, size_t size, struct cw_trace_event *ev)
 						  (int)((p->exit_code >> 8) & 0xff);
 		return 0;
 	}
+	case TRACE_UNIX:
 	case TRACE_FILE: {
 		/* Sent up to the NUL of its path; a rename whole. */
 		const struct trace_file *f = data;
 		size_t at = offsetof(struct trace_file, path);
+		bool unix_op = f->op == TRACE_OP_CONNECT ||
+			       f->op == TRACE_OP_SENDMSG;
 
-		if (size <= at || !f->op || f->op >= CW_ARRAY_SIZE(file_ops))
+		if (size <= at || !f->op || f->op >= CW_ARRAY_SIZE(file_ops) ||
+		    unix_op != (h->kind == TRACE_UNIX))
 			return -EINVAL;
-		ev->kind = CW_TRACE_FILE;
+		ev->kind = unix_op ? CW_TRACE_UNIX : CW_TRACE_FILE;
 		ev->op = file_ops[f->op];
 		ev->path = fixed_str(f->path, CW_MIN(size - at, sizeof(f->path)));
 		if (!ev->path)
@@ -206,6 +211,8 @@ const char *cw_trace_event_type(const struct cw_trace_event *ev)
 		return CW_AUDIT_T(EXEC);
 	case CW_TRACE_FILE:
 		return CW_AUDIT_T(FILE);
+	case CW_TRACE_UNIX:
+		return CW_AUDIT_T(NET);
 	default:
 		return CW_AUDIT_T(PROCESS);
 	}
@@ -222,6 +229,7 @@ static const char *const words[] = {
 	"chmod",  "chown",    "modify",	   "close_write", "fork", "exit",
 	"rdonly", "wronly",   "rdwr",	   "creat",    "excl",	  "trunc",
 	"append", "directory", "nofollow", "cloexec",  "path",	  "tmpfile",
+	"connect", "sendmsg", "unix",
 };
 static json_t *word_vals[CW_ARRAY_SIZE(words)];
 static pthread_once_t words_once = PTHREAD_ONCE_INIT;
@@ -400,6 +408,12 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 				    json_string(strerror((int)-ev->ret)));
 		}
 		break;
+	case CW_TRACE_UNIX:
+		put(o, "op", word(ev->op));
+		put(o, "family", word("unix"));
+		put(o, "socket_type", json_integer(ev->flags));
+		put(o, "address", bytes_str(ev->path));
+		break;
 	}
 	return o;
 }
@@ -431,6 +445,8 @@ static void deliver(struct cw_trace_call *c, const struct cw_trace_event *ev)
 		break;
 	case CW_TRACE_FILE:
 		c->st.file++;
+		break;
+	case CW_TRACE_UNIX:
 		break;
 	}
 	c->unflushed = true;

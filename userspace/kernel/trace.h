@@ -63,6 +63,8 @@ enum cw_trace_kind {
 	CW_TRACE_FORK,
 	CW_TRACE_EXIT,
 	CW_TRACE_FILE,
+	CW_TRACE_UNIX,		/* a unix connect or send refused: op, path,
+				 * flags (the socket's type) */
 };
 
 /* One decoded event. Strings point into the event; valid during the sink
@@ -85,7 +87,7 @@ struct cw_trace_event {
 	/* file */
 	const char *op;		/* "open", "unlink", "rmdir", "rename", "chmod",
 				 * "chown"; fanotify: "open", "modify",
-				 * "close_write" */
+				 * "close_write"; unix: "connect", "sendmsg" */
 	const char *path;
 	const char *path2;	/* rename's target, else NULL */
 	int dirfd, dirfd2;	/* -100 (AT_FDCWD) when the path is not
@@ -102,8 +104,10 @@ struct cw_trace_event {
  * record too short for its kind or of an unknown kind. */
 int cw_trace_decode(const void *data, size_t size, struct cw_trace_event *ev);
 
-/* The record type ("exec", "file" or "process") and its fields, without
- * the reserved names (ts, seq, type, invocation, prev). New reference. */
+/* The record type ("exec", "file", "process"; "net" for unix) and its
+ * fields, without the reserved names (ts, seq, type, invocation, prev).
+ * New reference. A unix event's record is the engine's to make: it alone
+ * can tell whether the socket was masked. */
 const char *cw_trace_event_type(const struct cw_trace_event *ev);
 json_t *cw_trace_event_json(const struct cw_trace_event *ev);
 

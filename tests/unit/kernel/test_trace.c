@@ -163,6 +163,40 @@ static void test_decode_file(void **state)
 	json_decref(j);
 }
 
+/* A refused unix connect: a net record's fields; a file op under the unix
+ * kind, or a unix op under the file kind, is refused. */
+static void test_decode_unix(void **state)
+{
+	struct trace_file f;
+	struct cw_trace_event ev;
+	json_t *j;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	f.h.kind = TRACE_UNIX;
+	f.op = TRACE_OP_SENDMSG;
+	f.flags = 2;		/* SOCK_DGRAM */
+	f.ret = -111;
+	strcpy(f.path, "/run/x.sock");
+	assert_int_equal(0, cw_trace_decode(&f, offsetof(struct trace_file, path) + 12, &ev));
+	assert_int_equal(CW_TRACE_UNIX, ev.kind);
+	assert_string_equal("net", cw_trace_event_type(&ev));
+	j = cw_trace_event_json(&ev);
+	assert_string_equal("sendmsg", json_string_value(json_object_get(j, "op")));
+	assert_string_equal("unix", json_string_value(json_object_get(j, "family")));
+	assert_string_equal("/run/x.sock", json_string_value(json_object_get(j, "address")));
+	assert_int_equal(2, json_integer_value(json_object_get(j, "socket_type")));
+	assert_null(json_object_get(j, "path"));
+	json_decref(j);
+	/* cut before its path's NUL */
+	assert_int_equal(-EINVAL, cw_trace_decode(&f, offsetof(struct trace_file, path) + 11, &ev));
+	f.op = TRACE_OP_OPEN;
+	assert_int_equal(-EINVAL, cw_trace_decode(&f, sizeof(f), &ev));
+	f.h.kind = TRACE_FILE;
+	f.op = TRACE_OP_CONNECT;
+	assert_int_equal(-EINVAL, cw_trace_decode(&f, sizeof(f), &ev));
+}
+
 /* Two typical events and their records as the audit log writes them. */
 static void typical(bool open, struct cw_trace_event *ev, const char **want)
 {
@@ -855,6 +889,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_exec),
 		cmocka_unit_test(test_decode_file),
+		cmocka_unit_test(test_decode_unix),
 		cmocka_unit_test(test_event_json_text),
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_bad_ringbuf),
