@@ -30,6 +30,7 @@
 #include "server/http_reply.h"
 #include "server/mcp.h"
 #include "server/mhd.h"
+#include "server/request_id.h"
 #include "server/sessions.h"
 
 /* libmicrohttpd's event threads (each with its own epoll): a request
@@ -305,11 +306,15 @@ static enum MHD_Result on_body(struct cw_http *h, struct MHD_Connection *c,
 				      h->max_request);
 	msg = json_loadb(rq->body.data ? rq->body.data : "", rq->body.len,
 			 JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
-	if (!msg)
-		return cw_http_refuse(c, MHD_HTTP_BAD_REQUEST,
-				      CW_JSONRPC_PARSE_ERROR,
-				      "parse error at line %d, column %d: %s",
-				      jerr.line, jerr.column, jerr.text);
+	if (!msg) {
+		json_t *id = cw_request_id(rq->body.data, rq->body.len);
+
+		resp = cw_mcp_error(id, CW_JSONRPC_PARSE_ERROR,
+				    "parse error at line %d, column %d: %s",
+				    jerr.line, jerr.column, jerr.text);
+		json_decref(id);
+		return cw_http_send_json(c, MHD_HTTP_BAD_REQUEST, resp, NULL);
+	}
 	if (!json_is_object(msg)) {
 		bool batch = json_is_array(msg);
 

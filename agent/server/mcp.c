@@ -17,6 +17,7 @@
 
 #include "lib/json.h"
 #include "server/mcp.h"
+#include "server/request_id.h"
 #include "server/tools.h"
 #include "version.h"
 #include "server/workers.h"
@@ -753,10 +754,15 @@ json_t *cw_mcp_handle_raw(struct cw_mcp *m, const char *buf, size_t len)
 
 	msg = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
 			 &jerr);
-	if (!msg)
-		return cw_mcp_error(NULL, CW_JSONRPC_PARSE_ERROR,
+	if (!msg) {
+		json_t *id = cw_request_id(buf, len);
+
+		resp = cw_mcp_error(id, CW_JSONRPC_PARSE_ERROR,
 				    "parse error at line %d, column %d: %s",
 				    jerr.line, jerr.column, jerr.text);
+		json_decref(id);
+		return resp;
+	}
 	resp = cw_mcp_handle(m, msg);
 	json_decref(msg);
 	return resp;

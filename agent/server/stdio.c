@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lib/json.h"
+#include "server/request_id.h"
 #include "server/stdio.h"
 
 /* What one read takes in; a request line held past twice this is given
@@ -66,12 +67,16 @@ static int send_msg(struct out *o, json_t *msg)
 	return ret;
 }
 
-/* The answer to a line of len bytes, over max and skipped. */
-static int send_too_large(struct out *o, size_t len, size_t max)
+/* The answer to a line of len bytes, over max and skipped; id (taken)
+ * as its first max bytes give it, or NULL. */
+static int send_too_large(struct out *o, json_t *id, size_t len, size_t max)
 {
-	return send_msg(o, cw_mcp_error(NULL, CW_JSONRPC_INVALID_REQUEST,
-					"request too large: %zu bytes exceeds the limit of %zu bytes",
-					len, max));
+	json_t *msg = cw_mcp_error(id, CW_JSONRPC_INVALID_REQUEST,
+				   "request too large: %zu bytes exceeds the limit of %zu bytes",
+				   len, max);
+
+	json_decref(id);
+	return send_msg(o, msg);
 }
 
 /* Handles one complete line (without its newline). */
@@ -96,6 +101,7 @@ int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
 	struct cw_buf line = { 0 };
 	bool discarding = false;
 	size_t discarded = 0;
+	json_t *too_large_id = NULL;	/* the line's id, while discarding */
 	char chunk[READ_CHUNK];
 	struct out out = { .fd = out_fd, .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct cw_mcp_out mo = { .send = send_out, .ctx = &out };
@@ -123,10 +129,18 @@ int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
 			if (discarding) {
 				discarded += take;
 			} else if (line.len + take > max_request) {
-				/* Too large: drop what we hold and skip to the
+				/* Too large: its id from the first max_request
+				 * bytes, then drop what we hold and skip to the
 				 * end of this line. */
-				discarding = true;
 				discarded = line.len + take;
+				if (cw_buf_append(&line, p,
+						  max_request - line.len) < 0) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				too_large_id = cw_request_id(line.data,
+							     line.len);
+				discarding = true;
 				line.len = 0;
 			} else if (cw_buf_append(&line, p, take) < 0) {
 				ret = -ENOMEM;
@@ -136,8 +150,9 @@ int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
 				break;
 			p = nl + 1;
 			if (discarding) {
-				ret = send_too_large(&out, discarded,
-						     max_request);
+				ret = send_too_large(&out, too_large_id,
+						     discarded, max_request);
+				too_large_id = NULL;
 				discarding = false;
 				discarded = 0;
 			} else {
@@ -156,8 +171,11 @@ int cw_stdio_serve(struct cw_mcp *m, int in_fd, int out_fd,
 	/* A last message without a newline still counts. */
 	if (!discarding && line.len)
 		ret = handle_line(m, &out, line.data, line.len);
-	else if (discarding)
-		ret = send_too_large(&out, discarded, max_request);
+	else if (discarding) {
+		ret = send_too_large(&out, too_large_id, discarded,
+				     max_request);
+		too_large_id = NULL;
+	}
 out:
 	/* Calls still running are answered before we return; when the
 	 * client can no longer be written to, they are cancelled instead. */
@@ -168,6 +186,7 @@ out:
 	cw_mcp_drain(m);
 	cw_mcp_set_out(m, &(struct cw_mcp_out){ 0 });
 	cw_buf_free(&line);
+	json_decref(too_large_id);
 	pthread_mutex_destroy(&out.lock);
 	return ret ? ret : out.failed;
 }

@@ -155,6 +155,11 @@ decisions() {
 	assert_output 400
 	assert_equal "$(jq -r .error.code "$T/b")" -32700
 	[[ "$(jq -r .error.message "$T/b")" == "parse error at line 1"* ]]
+	# the id, read before the error, answers the client's own request
+	assert_equal "$(jq -r .id "$T/b")" 4
+	run req POST "$TOKEN_alice" "$sid" '{"jsonrpc":"2.0","method":'
+	assert_output 400
+	assert_equal "$(jq -c '[.id, .error.code]' "$T/b")" '[null,-32700]'
 	run req POST "$TOKEN_alice" "$sid" '[{"jsonrpc":"2.0","id":4,"method":"ping"}]'
 	assert_output 400
 	assert_equal "$(jq -r .error.code "$T/b")" -32600

@@ -47,11 +47,14 @@ setup() {
 	assert_equal "$(resp 7 | jq -r .error.code)" -32601
 }
 
-@test "malformed JSON is -32700 and the server keeps serving" {
-	mcp -- '{"jsonrpc":"2.0","id":8,"method":' '{"jsonrpc":"2.0","id":9,"method":"ping"}'
-	run jq -c 'select(.error.code == -32700)' "$T/out"
-	assert_output --partial '"id":null'
-	assert_output --partial 'parse error at line 1'
+@test "malformed JSON is -32700 with the request's id where it can be read, and the server keeps serving" {
+	mcp -- '{"jsonrpc":"2.0","id":8,"method":' '{"jsonrpc":"2.0","method":"ping",' '{"jsonrpc":"2.0","id":9,"method":"ping"}'
+	# the id is read before the error: the client's own request is answered
+	run jq -c 'select(.error.code == -32700) | [.id, (.error.message | startswith("parse error at line 1"))]' "$T/out"
+	assert_line --index 0 '[8,true]'
+	# none to read: null, as JSON-RPC says
+	assert_line --index 1 '[null,true]'
+	assert_equal "${#lines[@]}" 2
 	assert_equal "$(resp 9 | jq -c .result)" '{}'
 }
 
@@ -101,12 +104,19 @@ setup() {
 	assert_equal "$(resp 2 | jq -c '.result.tools')" '[]'
 }
 
-@test "a request larger than --max-request gets an error and serving goes on" {
+@test "a request larger than --max-request gets an error with its id and serving goes on" {
 	big=$(head -c 5000 /dev/zero | tr '\0' 'a')
-	mcp --max-request 1024 -- "{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"ping\",\"params\":{\"x\":\"$big\"}}" '{"jsonrpc":"2.0","id":41,"method":"ping"}'
-	run jq -r 'select(.error.code == -32600) | .error.message' "$T/out"
-	assert_output --partial 'request too large'
+	mcp --max-request 1024 -- "{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"ping\",\"params\":{\"x\":\"$big\"}}" \
+		"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{\"x\":\"$big\"},\"id\":43}" \
+		'{"jsonrpc":"2.0","id":41,"method":"ping"}'
+	# the id in the first 1024 bytes answers the client's own request
+	assert_equal "$(resp 40 | jq -r .error.code)" -32600
+	run jq -r 'select(.id == 40) | .error.message' "$T/out"
+	assert_output "request too large: 5059 bytes exceeds the limit of 1024 bytes"
+	# an id past the limit is never read: null
+	run jq -r 'select(.id == null and .error.code == -32600) | .error.message' "$T/out"
 	assert_output --partial 'limit of 1024 bytes'
+	assert_equal "${#lines[@]}" 1
 	assert_equal "$(resp 41 | jq -c .result)" '{}'
 }
 
