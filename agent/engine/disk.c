@@ -6,10 +6,11 @@
 #include <unistd.h>
 
 #include "engine/disk.h"
+#include "kernel/diskimage.h"
 #include "kernel/tmpfs.h"
 #include "lib/util.h"
 
-#define NO_BUDGET "no budget (sandbox.disk.tmpfs): a call is held to resources.file_size_mb a file and, where tracing works, files.max_write_bytes"
+#define NO_BUDGET "no budget (sandbox.disk.tmpfs or sandbox.disk.image): a call is held to resources.file_size_mb a file and, where tracing works, files.max_write_bytes"
 
 /* Appends "; text" (or text) to *s. */
 static void add_gap(char **s, const char *text)
@@ -27,22 +28,74 @@ static void add_gap(char **s, const char *text)
 	*s = n;
 }
 
-/* The budget of tree (a tmpfs tree in force holding it), or NULL. */
-static const char *budget_of(const char *tree, const struct cw_strv *t,
-			     const json_t *done)
+/* The budget in force holding tree (done: each budget tree's record), or
+ * NULL. */
+static json_t *budget_of(const char *tree, json_t *done)
 {
-	size_t j;
+	const char *t, *best = NULL;
+	json_t *b, *found = NULL;
 
-	for (j = 0; j < t->n; j++)
-		if (json_object_get(done, t->v[j]) &&
-		    cw_path_under(tree, t->v[j]))
-			return t->v[j];
-	return NULL;
+	/* the innermost, when budgets nest */
+	json_object_foreach(done, t, b)
+		if (cw_path_under(tree, t) && (!best || strlen(t) > strlen(best))) {
+			best = t;
+			found = b;
+		}
+	return found;
+}
+
+/* Each tree of sb's disk.tmpfs and disk.image given its budget; done gets
+ * the record of each one that has it, *gap why each other has not. */
+static void give_budgets(const struct cw_sandbox *sb, json_t *done,
+			 char **gap)
+{
+	const struct cw_strv *t = &sb->disk.tmpfs, *im = &sb->disk.image;
+	char why[1024], file[4200];
+	int64_t mb, inodes;
+	size_t i;
+
+	for (i = 0; i < t->n + im->n; i++) {
+		bool tmpfs = i < t->n;
+		const char *tree = tmpfs ? t->v[i] : im->v[i - t->n];
+		int rc;
+
+		if (geteuid() != 0) {
+			snprintf(why, sizeof(why), "%s: mounting %s needs root",
+				 tree, tmpfs ? "a tmpfs" : "an image");
+			add_gap(gap, why);
+			continue;
+		}
+		if (tmpfs) {
+			rc = cw_tmpfs_budget(tree, sb->disk.max_mb,
+					     sb->disk.max_inodes, why,
+					     sizeof(why));
+			if (rc == 0)
+				json_object_set_new(done, tree, json_pack(
+					"{s:s, s:I, s:I}", "tmpfs", tree,
+					"max_mb", (json_int_t)sb->disk.max_mb,
+					"max_inodes",
+					(json_int_t)sb->disk.max_inodes));
+		} else {
+			rc = cw_diskimage_budget(tree, sb->disk.image_dir,
+						 sb->disk.image_mb,
+						 sb->disk.image_inodes, &mb,
+						 &inodes, why, sizeof(why));
+			cw_diskimage_path(sb->disk.image_dir, tree, file,
+					  sizeof(file));
+			if (rc == 0)
+				json_object_set_new(done, tree, json_pack(
+					"{s:s, s:s, s:I, s:I}", "image", tree,
+					"file", file, "max_mb", (json_int_t)mb,
+					"max_inodes", (json_int_t)inodes));
+		}
+		if (rc < 0)
+			add_gap(gap, why);
+	}
 }
 
 json_t *cw_disk_budgets(const struct cw_sandbox *sb, char **gap)
 {
-	const struct cw_strv *t = &sb->disk.tmpfs, *w = &sb->filesystem.write;
+	const struct cw_strv *w = &sb->filesystem.write;
 	json_t *out = json_object(), *done = json_object();
 	char why[1024];
 	size_t i;
@@ -53,26 +106,12 @@ json_t *cw_disk_budgets(const struct cw_sandbox *sb, char **gap)
 		json_decref(done);
 		return NULL;
 	}
-	for (i = 0; i < t->n; i++) {
-		if (geteuid() != 0)
-			snprintf(why, sizeof(why),
-				 "%s: mounting a tmpfs needs root", t->v[i]);
-		if (geteuid() == 0 &&
-		    cw_tmpfs_budget(t->v[i], sb->disk.max_mb,
-				    sb->disk.max_inodes, why, sizeof(why)) == 0)
-			json_object_set_new(done, t->v[i], json_true());
-		else
-			add_gap(gap, why);
-	}
+	give_budgets(sb, done, gap);
 	for (i = 0; i < w->n; i++) {
-		const char *under = budget_of(w->v[i], t, done);
+		json_t *b = budget_of(w->v[i], done);
 
-		if (under) {
-			json_object_set_new(out, w->v[i],
-					    json_pack("{s:s, s:I, s:I}", "tmpfs", under,
-						      "max_mb", (json_int_t)sb->disk.max_mb,
-						      "max_inodes",
-						      (json_int_t)sb->disk.max_inodes));
+		if (b) {
+			json_object_set(out, w->v[i], b);
 			continue;
 		}
 		json_object_set_new(out, w->v[i],

@@ -11,11 +11,13 @@
 #include "policy/policy.h"
 
 /*
- * As root, gives each tree of sb's sandbox.disk.tmpfs its budget
- * (kernel/tmpfs.h). Returns what each tree of filesystem.write has, for
- * the launch record: {"TREE": {"tmpfs": "TMPFS-TREE", "max_mb": N,
- * "max_inodes": N} | {"error": "why"}}; *gap (malloc'd, NULL when none)
- * names the trees left without one and why. NULL when out of memory.
+ * As root, gives each tree of sb's sandbox.disk.tmpfs and disk.image its
+ * budget (kernel/tmpfs.h, kernel/diskimage.h). Returns what each tree of
+ * filesystem.write has, for the launch record: {"TREE": {"tmpfs":
+ * "BUDGET-TREE", "max_mb": N, "max_inodes": N} | {"image": "BUDGET-TREE",
+ * "file": "IMAGE", "max_mb": N, "max_inodes": N} | {"error": "why"}}, the
+ * innermost budget holding it; *gap (malloc'd, NULL when none) names the
+ * trees left without one and why. NULL when out of memory.
  */
 json_t *cw_disk_budgets(const struct cw_sandbox *sb, char **gap);
 

@@ -536,5 +536,8 @@ inotify_race() {
 	inv=$(structured 3 invocation_id)
 	run jq -r --arg i "$inv" 'select(.type == "launch" and .invocation == $i) | .layer_gaps.unix_refusal_records' "$AUDIT"
 	assert_output --partial "leaves no net record without bpf_trace"
-	assert_output --partial "disabled by CW_PROBE_DISABLE"
+	# the reason: the probe's, where the layer was on until disabled
+	if [ "$trace" = true ]; then
+		assert_output --partial "disabled by CW_PROBE_DISABLE"
+	fi
 }

@@ -33,8 +33,24 @@ static long entries(const char *dir)
 	return n;
 }
 
-/* Whether tree is itself a mount point (not only on one). */
-static bool mount_point(const char *tree)
+int cw_tree_stat(const char *tree, struct stat *st, char *why, size_t len)
+{
+	int rc;
+
+	why[0] = '\0';
+	if (stat(tree, st) < 0) {
+		rc = -errno;
+		snprintf(why, len, "%s: %s", tree, strerror(-rc));
+		return rc;
+	}
+	if (!S_ISDIR(st->st_mode)) {
+		snprintf(why, len, "%s: not a directory", tree);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+bool cw_tree_mount_point(const char *tree)
 {
 	char parent[4200];
 	struct stat a, b;
@@ -44,26 +60,37 @@ static bool mount_point(const char *tree)
 	       (a.st_dev != b.st_dev || a.st_ino == b.st_ino);
 }
 
+int cw_tree_empty(const char *tree, const char *what, char *why, size_t len)
+{
+	long n = entries(tree);
+
+	if (n == 0)
+		return 0;
+	if (n < 0)
+		snprintf(why, len, "%s: %s", tree, strerror((int)-n));
+	else
+		snprintf(why, len, "%s holds %ld entr%s that %s mounted over it would hide: empty it, or mount it when the sandbox boots",
+			 tree, n, n == 1 ? "y" : "ies", what);
+	return n < 0 ? (int)n : -ENOTEMPTY;
+}
+
 int cw_tmpfs_budget(const char *tree, int64_t max_mb, int64_t max_inodes,
 		    char *why, size_t len)
 {
 	char opts[160];
 	struct statfs fs;
 	struct stat st;
-	long n;
 	int rc;
 
-	why[0] = '\0';
-	if (stat(tree, &st) < 0 || statfs(tree, &fs) < 0) {
+	rc = cw_tree_stat(tree, &st, why, len);
+	if (rc < 0)
+		return rc;
+	if (statfs(tree, &fs) < 0) {
 		rc = -errno;
 		snprintf(why, len, "%s: %s", tree, strerror(-rc));
 		return rc;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(why, len, "%s: not a directory", tree);
-		return -ENOTDIR;
-	}
-	if (fs.f_type == TMPFS_MAGIC && mount_point(tree)) {
+	if (fs.f_type == TMPFS_MAGIC && cw_tree_mount_point(tree)) {
 		/* its files stay; only the limits change */
 		snprintf(opts, sizeof(opts), "size=%lldm,nr_inodes=%lld",
 			 (long long)max_mb, (long long)max_inodes);
@@ -77,15 +104,9 @@ int cw_tmpfs_budget(const char *tree, int64_t max_mb, int64_t max_inodes,
 					 "");
 		return rc;
 	}
-	n = entries(tree);
-	if (n != 0) {
-		if (n < 0)
-			snprintf(why, len, "%s: %s", tree, strerror((int)-n));
-		else
-			snprintf(why, len, "%s holds %ld entr%s that a tmpfs mounted over it would hide: empty it, or mount the tmpfs when the image starts",
-				 tree, n, n == 1 ? "y" : "ies");
-		return n < 0 ? (int)n : -ENOTEMPTY;
-	}
+	rc = cw_tree_empty(tree, "a tmpfs", why, len);
+	if (rc < 0)
+		return rc;
 	snprintf(opts, sizeof(opts),
 		 "size=%lldm,nr_inodes=%lld,mode=%o,uid=%u,gid=%u",
 		 (long long)max_mb, (long long)max_inodes,

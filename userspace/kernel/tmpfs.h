@@ -16,8 +16,20 @@
 #ifndef CW_KERNEL_TMPFS_H
 #define CW_KERNEL_TMPFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+
+/* stat of tree, which must be a directory: 0, or -errno with why. */
+int cw_tree_stat(const char *tree, struct stat *st, char *why, size_t len);
+
+/* Whether tree is itself a mount point (not only on one). */
+bool cw_tree_mount_point(const char *tree);
+
+/* 0 when tree holds nothing, else -ENOTEMPTY (or -errno) with why saying
+ * that what ("a tmpfs") mounted over it would hide its entries. */
+int cw_tree_empty(const char *tree, const char *what, char *why, size_t len);
 
 /* 0, or -errno with why saying what stands in the way. */
 int cw_tmpfs_budget(const char *tree, int64_t max_mb, int64_t max_inodes,

@@ -174,7 +174,11 @@ struct cw_sandbox {
 		struct cw_strv tmpfs;	/* trees given a budget as a tmpfs */
 		int64_t max_mb;		/* default 1024 */
 		int64_t max_inodes;	/* default 65536 */
-	} disk;				/* kernel/tmpfs.h */
+		struct cw_strv image;	/* trees given an image of their own */
+		int64_t image_mb;	/* default 8192 */
+		int64_t image_inodes;	/* default 524288 */
+		char *image_dir;	/* where the images are */
+	} disk;				/* kernel/tmpfs.h, kernel/diskimage.h */
 	struct {
 		char *profile;		/* "default" or "none" */
 		struct cw_strv deny;	/* extra syscall names to deny */

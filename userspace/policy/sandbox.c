@@ -45,7 +45,9 @@ static const char default_sandbox_json[] =
 	"  \"max_output_bytes\": 1048576,\n"
 	"  \"resources\": { \"memory_mb\": 1024, \"pids\": 256, \"cpu_s\": 120,\n"
 	"                 \"nofile\": 1024, \"file_size_mb\": 512 },\n"
-	"  \"disk\": { \"tmpfs\": [], \"max_mb\": 1024, \"max_inodes\": 65536 },\n"
+	"  \"disk\": { \"tmpfs\": [], \"max_mb\": 1024, \"max_inodes\": 65536,\n"
+	"            \"image\": [], \"image_mb\": 8192, \"image_inodes\": 524288,\n"
+	"            \"image_dir\": \"/var/lib/cmdwarden/disk\" },\n"
 	"  \"filesystem\": { \"read\": [\"/\"],\n"
 	"                  \"write\": [\"/home/user\", \"/tmp\"],\n"
 	"                  \"exec\": [\"/usr\", \"/bin\"],\n"
@@ -72,6 +74,9 @@ static const char default_sandbox_json[] =
 #define FSIZE_MAX_MB (1ll << 30)
 #define DISK_MAX_MB (1ll << 24)
 #define DISK_MAX_INODES 4294967295ll
+/* The smallest ext4 image mkfs makes with room for files and a journal. */
+#define IMAGE_MIN_MB 16
+#define IMAGE_MIN_INODES 64
 #define CONN_MAX (1ll << 31)
 
 const char *const cw_layer_names[CW_LAYER_COUNT + 1] = {
@@ -98,6 +103,8 @@ void cw_sandbox_free(struct cw_sandbox *sb)
 	cw_load_strv_free(&sb->env_set_keys);
 	cw_load_strv_free(&sb->env_set_vals);
 	cw_load_strv_free(&sb->disk.tmpfs);
+	cw_load_strv_free(&sb->disk.image);
+	free(sb->disk.image_dir);
 	cw_load_strv_free(&sb->filesystem.read);
 	cw_load_strv_free(&sb->filesystem.write);
 	cw_load_strv_free(&sb->filesystem.exec);
@@ -468,6 +475,19 @@ static void apply_ints(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 	}
 }
 
+/* Member key of object o, when present, as a list of strings into dst. */
+static void key_strv(struct cw_loader *ld, json_t *o, const char *path,
+		     const char *key, const char *what, cw_load_check check,
+		     struct cw_strv *dst)
+{
+	char kp[CW_LOAD_PATH_LEN];
+	json_t *v = json_object_get(o, key);
+
+	cw_load_key(kp, path, key);
+	if (v)
+		cw_load_strv_set(ld, v, kp, what, check, dst);
+}
+
 /* The common part of a section: an object of these keys, its integers
  * applied; returns the value of its key list (NULL when absent or when o
  * is no object), that key's path in kp. */
@@ -541,12 +561,18 @@ static void apply_disk(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 		       const char *path)
 {
 	static const char *const keys[] = { "tmpfs", "max_mb", "max_inodes",
-					    NULL };
+					    "image", "image_mb", "image_inodes",
+					    "image_dir", NULL };
 	static const struct int_field f[] = {
 		{ "max_mb", 1, DISK_MAX_MB, "an integer from 1 to 16777216 (16 TiB)",
 		  SB_OFF(disk.max_mb) },
 		{ "max_inodes", 1, DISK_MAX_INODES,
 		  "an integer from 1 to 4294967295", SB_OFF(disk.max_inodes) },
+		{ "image_mb", IMAGE_MIN_MB, DISK_MAX_MB,
+		  "an integer from 16 to 16777216 (16 TiB)",
+		  SB_OFF(disk.image_mb) },
+		{ "image_inodes", IMAGE_MIN_INODES, DISK_MAX_INODES,
+		  "an integer from 64 to 4294967295", SB_OFF(disk.image_inodes) },
 	};
 	char kp[CW_LOAD_PATH_LEN];
 	json_t *v;
@@ -556,6 +582,14 @@ static void apply_disk(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 	if (v)
 		cw_load_strv_set(ld, v, kp, "an array of absolute paths",
 				 check_abs_path, &sb->disk.tmpfs);
+	if (!json_is_object(o))
+		return;
+	key_strv(ld, o, path, "image", "an array of absolute paths",
+		 check_abs_path, &sb->disk.image);
+	v = json_object_get(o, "image_dir");
+	cw_load_key(kp, path, "image_dir");
+	if (v)
+		set_str(ld, v, kp, check_abs_path, &sb->disk.image_dir);
 }
 
 static void apply_network(struct cw_loader *ld, struct cw_sandbox *sb,
@@ -730,16 +764,10 @@ static void apply_seccomp(struct cw_loader *ld, struct cw_sandbox *sb,
 	cw_load_key(kp, path, "profile");
 	if (v)
 		set_str(ld, v, kp, check_profile, &sb->seccomp.profile);
-	v = json_object_get(o, "deny");
-	cw_load_key(kp, path, "deny");
-	if (v)
-		cw_load_strv_set(ld, v, kp, "an array of syscall names",
-				 cw_load_nonempty, &sb->seccomp.deny);
-	v = json_object_get(o, "allow");
-	cw_load_key(kp, path, "allow");
-	if (v)
-		cw_load_strv_set(ld, v, kp, "an array of syscall names",
-				 cw_load_nonempty, &sb->seccomp.allow);
+	key_strv(ld, o, path, "deny", "an array of syscall names",
+		 cw_load_nonempty, &sb->seccomp.deny);
+	key_strv(ld, o, path, "allow", "an array of syscall names",
+		 cw_load_nonempty, &sb->seccomp.allow);
 	v = json_object_get(o, "socket_families");
 	cw_load_key(kp, path, "socket_families");
 	if (v)

@@ -280,6 +280,14 @@ static void test_default_sandbox(void **state)
 	assert_int_equal(120, sb->resources.cpu_s);
 	assert_int_equal(1024, sb->resources.nofile);
 	assert_int_equal(512, sb->resources.file_size_mb);
+	/* no budgets, and the limits a listed tree gets */
+	assert_int_equal(0, sb->disk.tmpfs.n);
+	assert_int_equal(1024, sb->disk.max_mb);
+	assert_int_equal(65536, sb->disk.max_inodes);
+	assert_int_equal(0, sb->disk.image.n);
+	assert_int_equal(8192, sb->disk.image_mb);
+	assert_int_equal(524288, sb->disk.image_inodes);
+	assert_string_equal("/var/lib/cmdwarden/disk", sb->disk.image_dir);
 	assert_strv(&sb->filesystem.read, rd, 1);
 	assert_strv(&sb->filesystem.write, wr, 2);
 	assert_strv(&sb->filesystem.exec, ex, 2);
