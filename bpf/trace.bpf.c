@@ -599,48 +599,47 @@ struct msghdr_name {
 	int namelen;
 };
 
-/* A connect or send to a pathname unix socket that was refused
+/*
+ * A connect or send to a pathname unix socket that was refused
  * (ECONNREFUSED): one TRACE_UNIX event with the path within its address
- * length. Abstract and unnamed addresses are not paths. */
-static __always_inline void unix_refused(struct trace_call *c, __u64 cgid,
-					 struct pt_regs___cw *regs, long nr)
+ * length. Abstract and unnamed addresses are not paths. uaddr and alen are
+ * the address and its length (connect, sendto), or the msghdr (sendmsg,
+ * sendmmsg's first message). A global function, so the verifier checks it
+ * once on its own: inlined into cw_sys_exit, it left 6.1's verifier
+ * without room for the program's states.
+ */
+__attribute__((noinline)) int unix_refused(__u64 cgid, long nr, __u64 fd,
+					   __u64 uaddr, __u64 alen)
 {
 	struct trace_file2 *f2;
+	struct trace_call *c;
 	struct trace_file *f;
 	struct msghdr_name mh;
 	struct file *file;
-	const char *addr;
+	const char *addr = (const char *)uaddr;
+	__u64 key = cgid, len = alen;
 	__u16 family = 0;
 	__u32 zero = 0;
-	__u64 len;
 
-	switch (nr) {
-	case __NR_connect:
-		addr = (const char *)BPF_CORE_READ(regs, si);
-		len = BPF_CORE_READ(regs, dx);
-		break;
-	case __NR_sendto:
-		addr = (const char *)BPF_CORE_READ(regs, r8);
-		len = BPF_CORE_READ(regs, r9);
-		break;
-	default:	/* sendmsg; sendmmsg's first message is its msghdr */
-		if (bpf_probe_read_user(&mh, sizeof(mh),
-					(void *)BPF_CORE_READ(regs, si)))
-			return;
+	c = bpf_map_lookup_elem(&calls, &key);
+	if (!c)
+		return 0;
+	if (nr == __NR_sendmsg || nr == __NR_sendmmsg) {
+		if (bpf_probe_read_user(&mh, sizeof(mh), addr))
+			return 0;
 		addr = mh.name;
 		len = (__u32)mh.namelen;
-		break;
 	}
 	if (!addr || len <= sizeof(family) ||
 	    bpf_probe_read_user(&family, sizeof(family), addr) ||
 	    family != AF_UNIX)
-		return;
+		return 0;
 	len -= sizeof(family);
 	if (len > UNIX_PATH_LEN)
 		len = UNIX_PATH_LEN;
 	f2 = bpf_map_lookup_elem(&scratch, &zero);
 	if (!f2)
-		return;
+		return 0;
 	f = &f2->f;
 	fill_hdr(&f->h, cgid, TRACE_UNIX);
 	f->ret = -ECONNREFUSED;
@@ -650,7 +649,7 @@ static __always_inline void unix_refused(struct trace_call *c, __u64 cgid,
 	f->owner = (__u32)-1;
 	f->group = (__u32)-1;
 	f->op = nr == __NR_connect ? TRACE_OP_CONNECT : TRACE_OP_SENDMSG;
-	file = fd_file(BPF_CORE_READ(regs, di));
+	file = fd_file(fd);
 	f->flags = 0;
 	if (file) {
 		struct socket *sock = BPF_CORE_READ(file, private_data);
@@ -659,12 +658,13 @@ static __always_inline void unix_refused(struct trace_call *c, __u64 cgid,
 	}
 	len &= 127;
 	if (bpf_probe_read_user(f->path, len, addr + sizeof(family)))
-		return;
+		return 0;
 	f->path[len] = '\0';
 	if (!f->path[0])
-		return;
+		return 0;
 	output(c, f, __builtin_offsetof(struct trace_file, path) + len + 1,
 	       sizeof(*f));
+	return 0;
 }
 
 /* The bytes a system call of the write family put into a file, and the
@@ -763,10 +763,14 @@ int cw_sys_exit(unsigned long long *ctx)
 	case __NR_sendmmsg:
 		if ((long)ctx[1] != -ECONNREFUSED)
 			return 0;
-		c = current_call(&cgid);
-		if (c)
-			unix_refused(c, cgid, regs, s.nr);
-		return 0;
+		cgid = bpf_get_current_cgroup_id();
+		if (s.nr == __NR_sendto)
+			return unix_refused(cgid, s.nr, BPF_CORE_READ(regs, di),
+					    BPF_CORE_READ(regs, r8),
+					    BPF_CORE_READ(regs, r9));
+		return unix_refused(cgid, s.nr, BPF_CORE_READ(regs, di),
+				    BPF_CORE_READ(regs, si),
+				    BPF_CORE_READ(regs, dx));
 	case __NR_open:
 	case __NR_creat:
 	case __NR_openat:

@@ -390,12 +390,12 @@ json_t *cw_tool_result_json(const struct cw_call_result *r, bool extended)
 	json_t *o, *a;
 
 	if (r->background) {
-		o = json_pack("{s:s, s:i, s:s}", "message",
+		/* the text, too, carries what command_status needs */
+		o = json_pack("{s:s, s:i, s:s, s:s}", "message",
 			      "The command is running in the background; ask command_status or command_kill with its invocation_id.",
-			      "pid", (int)r->run.pid, "sandboxId", r->sandbox_id);
+			      "pid", (int)r->run.pid, "sandboxId", r->sandbox_id,
+			      "invocation_id", r->invocation);
 		if (o && extended) {
-			json_object_set_new(o, "invocation_id",
-					    json_string(r->invocation));
 			json_object_set_new(o, "background", json_true());
 			json_object_set_new(o, "audit",
 					    json_pack("{s:I}", "records",
@@ -414,8 +414,17 @@ json_t *cw_tool_result_json(const struct cw_call_result *r, bool extended)
 					  r->run.err_len));
 	json_object_set_new(o, "exit_code", json_integer(code));
 	json_object_set_new(o, "sandboxId", json_string(r->sandbox_id));
-	if (!extended)
+	if (!extended) {
+		/* what a text-only agent must know, when it is so */
+		if (r->run.timed_out)
+			json_object_set_new(o, "timed_out", json_true());
+		if (r->run.truncated)
+			json_object_set_new(o, "truncated", json_true());
+		if (r->run.term_signal)
+			json_object_set_new(o, "signal",
+					    json_integer(r->run.term_signal));
 		return o;
+	}
 	json_object_set_new(o, "duration_ms",
 			    json_integer(r->run.duration_us / 1000));
 	json_object_set_new(o, "truncated", json_boolean(r->run.truncated));

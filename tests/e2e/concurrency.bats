@@ -83,9 +83,11 @@ scenario() {
 
 @test "a background call returns its pid at once; command_status follows it and command_kill ends its tree" {
 	scenario background --policy "$BATS_TEST_DIRNAME/policies/background.json"
-	# E2B-shaped text, structured fields with the invocation id
-	assert_equal "$(jq -r '.bg.text | keys | join(",")' <<<"$json")" message,pid,sandboxId
+	# E2B-shaped text with the invocation id command_status needs, the
+	# same as the structured fields'
+	assert_equal "$(jq -r '.bg.text | keys | join(",")' <<<"$json")" invocation_id,message,pid,sandboxId
 	assert_equal "$(jq -r .bg.text.sandboxId <<<"$json")" sb1
+	assert_equal "$(jq -r .bg.text.invocation_id <<<"$json")" "$(jq -r .bg.sc.invocation_id <<<"$json")"
 	[ "$(jq -r .bg.sc.pid <<<"$json")" -gt 1 ]
 	[[ "$(jq -r .bg.sc.invocation_id <<<"$json")" == inv-* ]]
 	assert_equal "$(jq -r .bg.sc.background <<<"$json")" true

@@ -27,6 +27,8 @@ teardown() {
 	assert_equal "$(text 1 | jq -r .stderr)" oops
 	assert_equal "$(text 1 | jq -r .exit_code)" 3
 	assert_equal "$(text 1 | jq -r .sandboxId)" sbx-1
+	# nothing went wrong: the text has E2B's four keys only
+	assert_equal "$(text 1 | jq -c 'keys')" '["exit_code","sandboxId","stderr","stdout"]'
 	assert_equal "$(structured 1 exit_code)" 3
 	assert_equal "$(structured 1 truncated)" false
 	assert_equal "$(structured 1 sandboxId)" sbx-1
@@ -219,6 +221,8 @@ JSON
 	mcp -- "$(call_json 1 "trap '' TERM; sleep $NAP" '{"timeout":0.5}')"
 	assert_equal "$(structured 1 timed_out)" true
 	assert_equal "$(structured 1 signal)" 9
+	# an agent reading only the text is told too
+	assert_equal "$(text 1 | jq -c '[.timed_out, .signal, .exit_code]')" '[true,9,137]'
 	run pgrep -f "sleep $NAP"
 	assert_failure
 }
@@ -228,6 +232,8 @@ JSON
 		"$(call_json 1 'head -c 5000000 /dev/zero | tr "\0" a; echo done >&2')" \
 		"$(call_json 2 'echo short')"
 	assert_equal "$(structured 1 truncated)" true
+	assert_equal "$(text 1 | jq -r .truncated)" true
+	assert_equal "$(text 2 | jq -r 'has("truncated")')" false
 	assert_equal "$(text 1 | jq -r '.stdout | length')" 1000
 	assert_equal "$(text 1 | jq -r .stderr)" done
 	assert_equal "$(structured 2 truncated)" false
@@ -370,4 +376,23 @@ JSON
 	assert_equal "$(text 1 | jq -r .stdout)" "$u"
 	run text 2
 	assert_output --partial "user \"$u\" does not exist"
+}
+
+@test "nothing waits for a person: git commit without -m, a pager and a read of stdin end at once; a policy's own EDITOR is kept" {
+	command -v git >/dev/null || skip "git is not installed"
+	D=$(public_dir)
+	mcp -- "$(call_json 1 "cd $D && git init -q r && cd r && git -c user.email=a@b -c user.name=a commit --allow-empty; echo commit=\$?; git log 2>&1 | head -1; read x; echo read=\$?; echo \$EDITOR \$GIT_EDITOR \$PAGER \$GIT_PAGER \$DEBIAN_FRONTEND \$CI" '{"timeout":20}')"
+	assert_equal "$(structured 1 timed_out)" false
+	# the editor is true: the commit ends, refused for its empty message
+	run jq -r .stdout <<<"$(text 1)"
+	assert_line --index 0 commit=1
+	assert_line --index 1 --regexp "^fatal: your current branch '.+' does not have any commits yet$"
+	# stdin is /dev/null: a read ends at once
+	assert_line --index 2 read=1
+	assert_line --index 3 "true true cat cat noninteractive 1"
+	[[ "$(text 1 | jq -r .stderr)" == *"Aborting commit due to empty commit message"* ]] || fail "$(text 1 | jq -r .stderr)"
+	# a policy's own value wins over the default
+	jq -n '{version: "1", default: "deny", tools: {run_command: {sandbox: {env: {set: {EDITOR: "vi", CI: null}}}}}}' >"$T/env.json"
+	mcp --policy "$T/env.json" -- "$(call_json 2 'echo "$EDITOR ${CI-unset} $PAGER"')"
+	assert_equal "$(text 2 | jq -r .stdout)" "vi unset cat"
 }

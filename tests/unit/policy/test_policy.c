@@ -271,8 +271,15 @@ static void test_default_sandbox(void **state)
 	assert_string_equal("/home/user", sb->cwd);
 	assert_false(sb->cwd_explicit);
 	assert_strv(&sb->env_pass, pass, 2);
-	assert_int_equal(1, sb->env_set_keys.n);
+	assert_int_equal(7, sb->env_set_keys.n);
 	assert_string_equal("/usr/local/bin:/usr/bin:/bin", env_get(sb, "PATH"));
+	/* nothing waits for a person: editors, pagers, prompts */
+	assert_string_equal("true", env_get(sb, "GIT_EDITOR"));
+	assert_string_equal("true", env_get(sb, "EDITOR"));
+	assert_string_equal("cat", env_get(sb, "PAGER"));
+	assert_string_equal("cat", env_get(sb, "GIT_PAGER"));
+	assert_string_equal("noninteractive", env_get(sb, "DEBIAN_FRONTEND"));
+	assert_string_equal("1", env_get(sb, "CI"));
 	assert_int_equal(60, sb->timeout_s);
 	assert_int_equal(1048576, sb->max_output_bytes);
 	assert_int_equal(1024, sb->resources.memory_mb);
