@@ -712,15 +712,6 @@ static unsigned long ring_bytes(const struct cw_trace_opts *o)
 				       CW_TRACE_RINGBUF_DEFAULT_KIB);
 }
 
-/* "what: strerror(e)[: libbpf's last message]" */
-static void load_error(struct cw_error *err, const char *what, int e)
-{
-	const char *last = cw_libbpf_last();
-
-	cw_error_set(err, "%s: %s%s%s", what, strerror(e), last[0] ? ": " : "",
-		     last);
-}
-
 /*
  * In the loading child: open, size, load (CO-RE parses the kernel's BTF,
  * several MiB) and attach; fds[] gets the maps and links. 0, or -errno
@@ -738,7 +729,7 @@ static int load_child(const struct cw_trace_opts *o, int fds[FD_COUNT],
 	skel = trace_bpf__open_opts(&oo);
 	if (!skel) {
 		ret = -errno;
-		load_error(err, "opening the tracing BPF object", -ret);
+		cw_libbpf_error(err, "opening the tracing BPF object", -ret);
 		return ret;
 	}
 	ret = bpf_map__set_max_entries(skel->maps.events, ring_bytes(o));
@@ -749,14 +740,14 @@ static int load_child(const struct cw_trace_opts *o, int fds[FD_COUNT],
 	}
 	ret = trace_bpf__load(skel);
 	if (ret) {
-		load_error(err,
+		cw_libbpf_error(err,
 			   "loading the tracing BPF programs (they need kernel BTF and BPF on raw tracepoints)",
 			   -ret);
 		return ret;
 	}
 	ret = trace_bpf__attach(skel);
 	if (ret) {
-		load_error(err, "attaching the tracing BPF programs", -ret);
+		cw_libbpf_error(err, "attaching the tracing BPF programs", -ret);
 		return ret;
 	}
 	fds[FD_EVENTS] = bpf_map__fd(skel->maps.events);
