@@ -443,6 +443,20 @@ static __always_inline void count_file_written(struct trace_call *c)
 }
 
 /* Fills what every file record shares; the op-specific fields after. */
+/* A file record's header, result and fields that say "none". */
+static __always_inline void fill_file_hdr(struct trace_file *f, __u64 cgid,
+					  __u8 kind, long ret)
+{
+	fill_hdr(&f->h, cgid, kind);
+	f->ret = ret;
+	f->dirfd = AT_FDCWD;
+	f->dirfd2 = AT_FDCWD;
+	f->flags = 0;
+	f->mode = 0;
+	f->owner = (__u32)-1;
+	f->group = (__u32)-1;
+}
+
 static __always_inline __u32 fill_file(struct trace_file *f,
 				       const struct sc *s, __u64 cgid)
 {
@@ -450,14 +464,7 @@ static __always_inline __u32 fill_file(struct trace_file *f,
 	__u32 len;
 	int cut;
 
-	fill_hdr(&f->h, cgid, TRACE_FILE);
-	f->ret = s->ret;
-	f->dirfd = AT_FDCWD;
-	f->dirfd2 = AT_FDCWD;
-	f->flags = 0;
-	f->mode = 0;
-	f->owner = (__u32)-1;
-	f->group = (__u32)-1;
+	fill_file_hdr(f, cgid, TRACE_FILE, s->ret);
 	switch (s->nr) {
 	case __NR_open:
 		f->op = TRACE_OP_OPEN;
@@ -641,16 +648,9 @@ __attribute__((noinline)) int unix_refused(__u64 cgid, long nr, __u64 fd,
 	if (!f2)
 		return 0;
 	f = &f2->f;
-	fill_hdr(&f->h, cgid, TRACE_UNIX);
-	f->ret = -ECONNREFUSED;
-	f->dirfd = AT_FDCWD;
-	f->dirfd2 = AT_FDCWD;
-	f->mode = 0;
-	f->owner = (__u32)-1;
-	f->group = (__u32)-1;
+	fill_file_hdr(f, cgid, TRACE_UNIX, -ECONNREFUSED);
 	f->op = nr == __NR_connect ? TRACE_OP_CONNECT : TRACE_OP_SENDMSG;
 	file = fd_file(fd);
-	f->flags = 0;
 	if (file) {
 		struct socket *sock = BPF_CORE_READ(file, private_data);
 

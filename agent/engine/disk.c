@@ -78,10 +78,9 @@ static void give_budgets(const struct cw_sandbox *sb, json_t *done,
 		} else {
 			rc = cw_diskimage_budget(tree, sb->disk.image_dir,
 						 sb->disk.image_mb,
-						 sb->disk.image_inodes, &mb,
-						 &inodes, why, sizeof(why));
-			cw_diskimage_path(sb->disk.image_dir, tree, file,
-					  sizeof(file));
+						 sb->disk.image_inodes, file,
+						 sizeof(file), &mb, &inodes,
+						 why, sizeof(why));
 			if (rc == 0)
 				json_object_set_new(done, tree, json_pack(
 					"{s:s, s:s, s:I, s:I}", "image", tree,

@@ -233,16 +233,17 @@ static void capacity(const char *tree, int64_t *mb, int64_t *inodes)
 }
 
 int cw_diskimage_budget(const char *tree, const char *dir, int64_t max_mb,
-			int64_t max_inodes, int64_t *mb, int64_t *inodes,
-			char *why, size_t len)
+			int64_t max_inodes, char *image, size_t ilen,
+			int64_t *mb, int64_t *inodes, char *why, size_t len)
 {
-	char image[PATH_MAX], from[PATH_MAX], dev[32], lost[PATH_MAX];
+	char from[PATH_MAX], dev[32], lost[PATH_MAX];
+	bool made = false;
 	struct stat st;
 	int rc, loop;
 
 	why[0] = '\0';
 	*mb = *inodes = 0;
-	if (!cw_diskimage_path(dir, tree, image, sizeof(image))) {
+	if (!cw_diskimage_path(dir, tree, image, ilen)) {
 		snprintf(why, len, "%s: the image's name is too long", tree);
 		return -ENAMETOOLONG;
 	}
@@ -269,8 +270,7 @@ int cw_diskimage_budget(const char *tree, const char *dir, int64_t max_mb,
 		rc = make_image(dir, image, max_mb, max_inodes, &st, why, len);
 		if (rc < 0)
 			return rc;
-		/* mkfs's lost+found would appear in the workspace */
-		rc = 1;
+		made = true;
 	}
 	loop = attach(image, dev, sizeof(dev), why, len);
 	if (loop < 0)
@@ -284,7 +284,8 @@ int cw_diskimage_budget(const char *tree, const char *dir, int64_t max_mb,
 		return err;
 	}
 	close(loop);
-	if (rc == 1) {
+	if (made) {
+		/* mkfs's lost+found would appear in the workspace */
 		snprintf(lost, sizeof(lost), "%s/lost+found", tree);
 		rmdir(lost);
 		if (chmod(tree, st.st_mode & 07777) < 0) {

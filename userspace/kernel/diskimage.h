@@ -28,11 +28,12 @@
 bool cw_diskimage_path(const char *dir, const char *tree, char *buf,
 		       size_t len);
 
-/* Gives tree its image (made in dir when there is none): 0, or -errno with
- * why saying what stands in the way. *mb and *inodes are what the file
- * system mounted there holds. */
+/* Gives tree its image (made in dir when there is none), whose path
+ * (cw_diskimage_path) it writes to image: 0, or -errno with why saying
+ * what stands in the way. *mb and *inodes are what the file system
+ * mounted there holds. */
 int cw_diskimage_budget(const char *tree, const char *dir, int64_t max_mb,
-			int64_t max_inodes, int64_t *mb, int64_t *inodes,
-			char *why, size_t len);
+			int64_t max_inodes, char *image, size_t ilen,
+			int64_t *mb, int64_t *inodes, char *why, size_t len);
 
 #endif

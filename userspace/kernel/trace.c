@@ -741,8 +741,8 @@ static int load_child(const struct cw_trace_opts *o, int fds[FD_COUNT],
 	ret = trace_bpf__load(skel);
 	if (ret) {
 		cw_libbpf_error(err,
-			   "loading the tracing BPF programs (they need kernel BTF and BPF on raw tracepoints)",
-			   -ret);
+				"loading the tracing BPF programs (they need kernel BTF and BPF on raw tracepoints)",
+				-ret);
 		return ret;
 	}
 	ret = trace_bpf__attach(skel);
