@@ -375,6 +375,7 @@ static void bg_main(struct cw_job *job, void *arg)
 	/* Its slot is free before anyone can see it ended. */
 	cw_engine_slot_give(bg->e);
 	cw_job_finish(job, bg->r.outcome == CW_OUTCOME_RAN ? &bg->r.run : NULL,
+		      &bg->r.notes,
 		      bg->r.outcome == CW_OUTCOME_RAN ? NULL : bg->r.message);
 	cw_engine_result_free(&bg->r);
 	cw_run_args_free(&bg->ra);

@@ -470,6 +470,8 @@ void cw_engine_net_event(void *ctx, const struct cw_bpfnet_event *ev)
 	for (nc = e->collecting; nc; nc = nc->next)
 		if (nc->cgid == ev->cgroup_id)
 			break;
+	if (nc && !ev->allowed && !nc->r->net_first[0])
+		cw_rec_net_brief(ev, nc->r->net_first, sizeof(nc->r->net_first));
 	if (nc)
 		cw_engine_record(e, nc->r, CW_AUDIT_T(NET), cw_rec_net(ev),
 				 CW_AUDIT_DEFER_SYNC, &err);

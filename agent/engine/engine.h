@@ -16,6 +16,7 @@
 
 #include "audit/audit.h"
 #include "engine/layers.h"
+#include "engine/notes.h"
 #include "policy/decide.h"
 #include "policy/lint.h"
 #include "policy/policy.h"
@@ -103,6 +104,9 @@ struct cw_call_result {
 	uint64_t audit_records;	/* records written for this call */
 	uint64_t net_connections; /* connections the command made */
 	uint64_t net_denied;	/* and those refused */
+	char net_first[160];	/* the first refused: "address:port (rule
+				 * R)", "" */
+	struct cw_notes notes;	/* RAN: what the agent must be told */
 	uint64_t execs, files;	/* kernel events recorded: programs executed,
 				 * file operations */
 	uint64_t events_lost;	/* kernel events that could not be recorded */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "engine/jobs.h"
+#include "lib/headtail.h"
 #include "lib/json.h"
 #include "lib/util.h"
 
@@ -28,11 +29,12 @@ struct cw_job {
 	bool kill_requested;
 	bool collected;		/* the starter saw its launch: prunable */
 	pid_t pid;
-	struct cw_buf out, err;
-	size_t max;
+	struct cw_headtail out, err;	/* their first and last bytes */
 	bool truncated;
 	int exit_code, term_signal;
 	bool timed_out;
+	unsigned left_running;
+	struct cw_notes notes;	/* appended to stderr once it ended */
 	int64_t start_us, duration_us;
 	uint64_t ended_seq;	/* order of ending, for pruning */
 	char error[512];
@@ -61,8 +63,8 @@ static void job_free(struct cw_job *j)
 {
 	if (j->cancel_fd >= 0)
 		close(j->cancel_fd);
-	cw_buf_free(&j->out);
-	cw_buf_free(&j->err);
+	cw_headtail_free(&j->out);
+	cw_headtail_free(&j->err);
 	free(j->grant);
 	free(j);
 }
@@ -148,7 +150,7 @@ static void *job_main(void *p)
 	ended = j->state == JOB_ENDED;
 	pthread_mutex_unlock(&j->js->lock);
 	if (!ended)
-		cw_job_finish(j, NULL, "the job ended without a result");
+		cw_job_finish(j, NULL, NULL, "the job ended without a result");
 	return NULL;
 }
 
@@ -169,12 +171,11 @@ int cw_jobs_start(struct cw_jobs *js, const char *invocation,
 	j->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	j->fn = fn;
 	j->arg = arg;
-	j->max = max_output;
+	cw_headtail_init(&j->out, max_output);
+	cw_headtail_init(&j->err, max_output);
 	j->exit_code = -1;
 	j->start_us = cw_mono_us();
-	if (!j->grant || j->cancel_fd < 0 ||
-	    cw_buf_append(&j->out, "", 0) < 0 ||
-	    cw_buf_append(&j->err, "", 0) < 0) {
+	if (!j->grant || j->cancel_fd < 0) {
 		ret = j->cancel_fd < 0 ? -errno : -ENOMEM;
 		job_free(j);
 		return ret;
@@ -214,29 +215,27 @@ void cw_job_launched(struct cw_job *j, pid_t pid)
 void cw_job_output(struct cw_job *j, int stream, const char *data,
 		   size_t len)
 {
-	struct cw_buf *b = stream == 2 ? &j->err : &j->out;
-	size_t keep;
+	struct cw_headtail *h = stream == 2 ? &j->err : &j->out;
 
 	pthread_mutex_lock(&j->js->lock);
-	keep = b->len < j->max ? j->max - b->len : 0;
-	if (keep > len)
-		keep = len;
-	if (keep && cw_buf_append(b, data, keep) < 0)
-		keep = 0;
-	if (keep < len)
+	cw_headtail_add(h, data, len);
+	if (cw_headtail_omitted(h) || h->nomem)
 		j->truncated = true;
 	pthread_mutex_unlock(&j->js->lock);
 }
 
 void cw_job_finish(struct cw_job *j, const struct cw_spawn_result *run,
-		   const char *error)
+		   const struct cw_notes *notes, const char *error)
 {
 	pthread_mutex_lock(&j->js->lock);
+	if (notes)
+		j->notes = *notes;
 	if (run) {
 		j->exit_code = run->term_signal ? 128 + run->term_signal :
 						  run->exit_code;
 		j->term_signal = run->term_signal;
 		j->timed_out = run->timed_out;
+		j->left_running = run->left_running;
 		j->truncated |= run->truncated;
 		j->duration_us = run->duration_us;
 	} else {
@@ -281,6 +280,31 @@ static struct cw_job *find_locked(struct cw_jobs *js, const char *invocation,
 	return NULL;
 }
 
+/* Under js->lock: a stream's kept bytes so far, with the marker line
+ * at the cut; stderr with a line for each note once it ended. */
+static json_t *stream_locked(const struct cw_job *j, int stream)
+{
+	const struct cw_headtail *h = stream == 2 ? &j->err : &j->out;
+	struct cw_buf b = { 0 }, n = { 0 };
+	json_t *v;
+
+	if (cw_headtail_render(h, &b) < 0) {
+		cw_buf_free(&b);
+		return json_string("");
+	}
+	if (stream != 2 || !j->notes.n) {
+		v = cw_json_bytes(b.data ? b.data : "", b.len);
+	} else {
+		v = cw_notes_append(&n, b.data ? b.data : "", b.len,
+				    &j->notes) == 0 ?
+			    cw_json_bytes(n.data, n.len) :
+			    cw_json_bytes(b.data ? b.data : "", b.len);
+		cw_buf_free(&n);
+	}
+	cw_buf_free(&b);
+	return v;
+}
+
 /* Under js->lock. */
 static json_t *status_locked(const struct cw_job *j)
 {
@@ -295,13 +319,28 @@ static json_t *status_locked(const struct cw_job *j)
 						json_integer(j->exit_code),
 		      "signal", j->term_signal, "timed_out", j->timed_out,
 		      "killed", j->kill_requested, "stdout",
-		      cw_json_bytes(j->out.data ? j->out.data : "", j->out.len),
-		      "stderr",
-		      cw_json_bytes(j->err.data ? j->err.data : "", j->err.len),
+		      stream_locked(j, 1), "stderr", stream_locked(j, 2),
 		      "truncated", j->truncated, "duration_ms",
 		      (json_int_t)(dur / 1000));
 	if (o && j->error[0])
 		json_object_set_new(o, "error", json_string(j->error));
+	if (o)
+		json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:I}",
+			"stdout_bytes", (json_int_t)j->out.total,
+			"stdout_omitted", (json_int_t)cw_headtail_omitted(&j->out),
+			"stderr_bytes", (json_int_t)j->err.total,
+			"stderr_omitted", (json_int_t)cw_headtail_omitted(&j->err)));
+	if (o && !running) {
+		json_t *a = json_array();
+		unsigned i;
+
+		for (i = 0; a && i < j->notes.n; i++)
+			json_array_append_new(a, cw_json_bytes(j->notes.v[i],
+					      strlen(j->notes.v[i])));
+		json_object_set_new(o, "notes", a);
+		json_object_set_new(o, "left_running_killed",
+				    json_integer(j->left_running));
+	}
 	return o;
 }
 

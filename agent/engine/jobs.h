@@ -19,6 +19,8 @@
 
 #include <jansson.h>
 
+#include "engine/notes.h"
+
 #include "kernel/spawn.h"
 
 #define CW_JOBS_KEEP_FINISHED 64
@@ -43,10 +45,10 @@ int cw_job_cancel_fd(const struct cw_job *j);
 void cw_job_launched(struct cw_job *j, pid_t pid);
 void cw_job_output(struct cw_job *j, int stream, const char *data,
 		   size_t len);
-/* The command ended (run is its result) or could not be launched (run
- * NULL, error says why). */
+/* The command ended (run is its result, notes what it must be told, may
+ * be NULL) or could not be launched (run NULL, error says why). */
 void cw_job_finish(struct cw_job *j, const struct cw_spawn_result *run,
-		   const char *error);
+		   const struct cw_notes *notes, const char *error);
 
 /* For the caller that started it: waits until the command runs (0, *pid
  * set) or could not start (-1, msg says why). */

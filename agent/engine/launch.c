@@ -81,6 +81,7 @@ struct launch {
 	struct cw_error rate_err;
 
 	uint64_t seccomp_recorded;	/* seccomp records written */
+	char seccomp_first[32];		/* the first denial's syscall */
 	struct cw_ll_ref *ll;		/* landlock */
 	struct cw_ns_slot *ns;		/* namespaces */
 	struct cw_cgroup_call *cgc;	/* cgroup */
@@ -124,6 +125,9 @@ static void seccomp_event(void *ctx, const struct cw_seccomp_denial *d)
 
 	if (!d->described)
 		return;
+	if (!l->seccomp_first[0])
+		snprintf(l->seccomp_first, sizeof(l->seccomp_first), "%s",
+			 d->name[0] ? d->name : "unknown");
 	if (cw_engine_record(l->e, l->r, CW_AUDIT_T(SECCOMP), cw_rec_seccomp(d),
 			     CW_AUDIT_DEFER_SYNC, &err) == 0)
 		l->seccomp_recorded++;
@@ -517,6 +521,7 @@ static int spawn(struct launch *l)
 	l->so.command = l->ra->command;
 	l->so.env_extra = (const char *const *)l->ra->env;
 	l->so.timeout_ms = l->ra->timeout_ms;
+	l->so.background = l->ra->background;
 	if (rn) {
 		l->watch.cancel_fd = rn->cancel_fd;
 		l->watch.tick_ms = rn->tick_ms;
@@ -592,6 +597,23 @@ static void record_limits(struct launch *l)
 				 CW_AUDIT_DEFER_SYNC, &err);
 }
 
+/* What the agent reading the result must be told about its call. */
+static void explain(struct launch *l)
+{
+	struct cw_note_facts f = {
+		.sb = l->sb,
+		.ra = l->ra,
+		.run = &l->r->run,
+		.cg = l->cgid ? &l->cst : NULL,
+		.net = l->e->net && l->cgid ? &l->nst : NULL,
+		.net_first = l->r->net_first,
+		.trace = l->e->trace && l->cgid ? &l->tst : NULL,
+		.seccomp_first = l->seccomp_first,
+	};
+
+	cw_notes_explain(&l->r->notes, &f);
+}
+
 /* The exit record of a command that ran, and the call's outcome. */
 static void record_exit(struct launch *l)
 {
@@ -640,6 +662,7 @@ static void record_exit(struct launch *l)
 		return;
 	}
 	r->outcome = CW_OUTCOME_RAN;
+	explain(l);
 }
 
 int cw_launch(struct cw_engine *e, struct cw_rules *ru, const char *tool,

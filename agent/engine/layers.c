@@ -198,7 +198,8 @@ static const char *unenforced(const struct cw_sandbox *sb, size_t i)
 		return "; sandbox.resources memory and pids fall back to "
 		       "rlimits";
 	case CW_LAYER_IDX_NAMESPACES:
-		return "; commands share the agent's SysV IPC and /proc, and "
+		return "; commands share the agent's SysV IPC, /dev/shm and "
+		       "/proc, and "
 		       "code copied into a writable tree can be mapped "
 		       "executable";
 	default:

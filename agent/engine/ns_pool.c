@@ -50,7 +50,8 @@ static void slot_end(struct cw_ns_slot *s)
 	free(s);
 }
 
-/* The rules' ruleset with its rules on the agent's /proc moved to the
+/* The rules' ruleset with its rules on the agent's /proc, and on
+ * /dev/shm where the call has a tmpfs of its own there, moved to the
  * slot's: from the descriptors the ruleset keeps where it could keep
  * them, else built again from the holder's root. */
 static struct cw_landlock *moved_ruleset(const struct cw_ns_slot *s,
@@ -58,19 +59,28 @@ static struct cw_landlock *moved_ruleset(const struct cw_ns_slot *s,
 					 struct cw_error *err)
 {
 	struct cw_landlock *ll;
-	int proc;
+	int proc = -1, shm = -1;
 
-	if (!cw_landlock_can_move_proc(s->src->ll))
+	if (!cw_landlock_can_move(s->src->ll))
 		return cw_landlock_build_at(sb, cw_landlock_abi(), s->h.root,
 					    err);
-	proc = openat(s->h.root, "proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (proc < 0) {
+	if (cw_landlock_names_proc(s->src->ll))
+		proc = openat(s->h.root, "proc",
+			      O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cw_landlock_names_proc(s->src->ll) && proc < 0) {
 		cw_error_set(err, "namespaces: the call's /proc: %s",
 			     strerror(errno));
 		return NULL;
 	}
-	ll = cw_landlock_moved_to_proc(s->src->ll, proc, err);
-	close(proc);
+	/* Not there (no such directory): its rules stay as they are. */
+	if (s->m.shm && cw_landlock_names_shm(s->src->ll))
+		shm = openat(s->h.root, CW_NS_SHM + 1,
+			     O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ll = cw_landlock_moved(s->src->ll, proc, shm, err);
+	if (proc >= 0)
+		close(proc);
+	if (shm >= 0)
+		close(shm);
 	return ll;
 }
 
@@ -272,7 +282,8 @@ static struct cw_ns_slot *slot_make(struct cw_ns_pool *p, struct cw_rules *ru,
 	}
 	if (rc == 0)
 		rc = cw_ns_holder_start(p->forker, &s->m, &s->h, err);
-	if (rc == 0 && src && cw_landlock_names_proc(src->ll)) {
+	if (rc == 0 && src && (cw_landlock_names_proc(src->ll) ||
+			       (s->m.shm && cw_landlock_names_shm(src->ll)))) {
 		s->ll = moved_ruleset(s, sb, err);
 		if (!s->ll)
 			rc = -EIO;

@@ -226,6 +226,21 @@ json_t *cw_rec_net(const struct cw_bpfnet_event *ev)
 	return rec;
 }
 
+void cw_rec_net_brief(const struct cw_bpfnet_event *ev, char *buf, size_t len)
+{
+	const char *rule = ev->rule ? ev->rule : "deny";
+
+	if (!ev->addr[0])
+		snprintf(buf, len, "%s of a %s socket (rule %s)",
+			 ev->op ? ev->op : "use", family_name(ev->family), rule);
+	else if (ev->family == AF_INET6)
+		snprintf(buf, len, "[%s]:%u (rule %s)", ev->addr,
+			 (unsigned)ev->port, rule);
+	else
+		snprintf(buf, len, "%s:%u (rule %s)", ev->addr,
+			 (unsigned)ev->port, rule);
+}
+
 void cw_rec_net_unix(json_t *rec, bool masked)
 {
 	json_object_update_new(rec, json_pack("{s:s, s:s, s:s}", "verdict",

@@ -81,6 +81,9 @@ json_t *cw_rec_exit_unlaunched(const char *error, bool with_cancelled,
 json_t *cw_rec_net(const struct cw_bpfnet_event *ev);
 /* Completes the net record of a refused unix connect or send (bpf_trace):
  * masked, or whether it was could not be told. */
+/* A denied event in a few words, for the call's notes: "10.0.0.1:443
+ * (rule deny)". */
+void cw_rec_net_brief(const struct cw_bpfnet_event *ev, char *buf, size_t len);
 void cw_rec_net_unix(json_t *rec, bool masked);
 
 /* seccomp: one described syscall denial. */

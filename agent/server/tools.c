@@ -222,6 +222,9 @@ static int parse_run(const struct cw_sandbox *sb, json_t *args,
 		return -EINVAL;
 	}
 	a->background = json_is_true(v);
+	/* A background command has a limit of its own (0: none). */
+	if (a->background)
+		a->timeout_ms = sb->background_timeout_s * 1000;
 	v = json_object_get(args, "timeout");
 	if (v) {
 		double t = json_is_number(v) ? json_number_value(v) : -1;
@@ -231,11 +234,14 @@ static int parse_run(const struct cw_sandbox *sb, json_t *args,
 				 MAX_TIMEOUT_S);
 			return -EINVAL;
 		}
+		a->timeout_asked_ms = (int64_t)(t * 1000);
+		if (a->timeout_asked_ms < 1)
+			a->timeout_asked_ms = 1;
 		/* A call may only shorten the policy's timeout. */
-		if ((int64_t)(t * 1000) < a->timeout_ms)
-			a->timeout_ms = (int64_t)(t * 1000);
-		if (a->timeout_ms < 1)
-			a->timeout_ms = 1;
+		if (!a->timeout_ms || a->timeout_asked_ms <= a->timeout_ms)
+			a->timeout_ms = a->timeout_asked_ms;
+		else
+			a->timeout_capped = true;
 	}
 	v = json_object_get(args, "cwd");
 	if (v && (ret = parse_cwd(sb, v, a, msg, len)) < 0)
@@ -383,6 +389,34 @@ json_t *cw_mcp_tools(const struct cw_policy *p)
 
 /* ---- results ----------------------------------------------------------- */
 
+/* The command's stderr, then a line for each note: the agent reads why
+ * its command was killed or refused where it reads the command's own
+ * complaints. */
+static json_t *stderr_with_notes(const struct cw_call_result *r)
+{
+	const char *err = r->run.err ? r->run.err : "";
+	struct cw_buf b = { 0 };
+	json_t *v;
+
+	if (!r->notes.n)
+		return cw_json_bytes(err, r->run.err_len);
+	v = cw_notes_append(&b, err, r->run.err_len, &r->notes) == 0 ?
+		    cw_json_bytes(b.data, b.len) :
+		    cw_json_bytes(err, r->run.err_len);
+	cw_buf_free(&b);
+	return v;
+}
+
+static json_t *notes_json(const struct cw_notes *n)
+{
+	json_t *a = json_array();
+	unsigned i;
+
+	for (i = 0; a && i < n->n; i++)
+		json_array_append_new(a, cw_json_bytes(n->v[i], strlen(n->v[i])));
+	return a;
+}
+
 json_t *cw_tool_result_json(const struct cw_call_result *r, bool extended)
 {
 	int code = r->run.term_signal ? 128 + r->run.term_signal :
@@ -409,11 +443,12 @@ json_t *cw_tool_result_json(const struct cw_call_result *r, bool extended)
 	json_object_set_new(o, "stdout",
 			    cw_json_bytes(r->run.out ? r->run.out : "",
 					  r->run.out_len));
-	json_object_set_new(o, "stderr",
-			    cw_json_bytes(r->run.err ? r->run.err : "",
-					  r->run.err_len));
+	json_object_set_new(o, "stderr", stderr_with_notes(r));
 	json_object_set_new(o, "exit_code", json_integer(code));
 	json_object_set_new(o, "sandboxId", json_string(r->sandbox_id));
+	if (r->run.left_running && !extended)
+		json_object_set_new(o, "left_running_killed",
+				    json_integer(r->run.left_running));
 	if (!extended) {
 		/* what a text-only agent must know, when it is so */
 		if (r->run.timed_out)
@@ -431,6 +466,14 @@ json_t *cw_tool_result_json(const struct cw_call_result *r, bool extended)
 	json_object_set_new(o, "timed_out", json_boolean(r->run.timed_out));
 	json_object_set_new(o, "signal", json_integer(r->run.term_signal));
 	json_object_set_new(o, "invocation_id", json_string(r->invocation));
+	json_object_set_new(o, "left_running_killed",
+			    json_integer(r->run.left_running));
+	json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:I}",
+		"stdout_bytes", (json_int_t)r->run.out_total,
+		"stdout_omitted", (json_int_t)r->run.out_omitted,
+		"stderr_bytes", (json_int_t)r->run.err_total,
+		"stderr_omitted", (json_int_t)r->run.err_omitted));
+	json_object_set_new(o, "notes", notes_json(&r->notes));
 	json_object_set_new(o, "audit",
 			    json_pack("{s:I, s:I, s:{s:I, s:I}}", "records",
 				      (json_int_t)r->audit_records, "connects",

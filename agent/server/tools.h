@@ -42,7 +42,10 @@ struct cw_run_args {
 	char cwd[PATH_MAX];
 	bool has_cwd;
 	bool background;
-	int64_t timeout_ms;
+	int64_t timeout_ms;	/* 0: none (a background command under
+				 * background_timeout_s 0) */
+	int64_t timeout_asked_ms; /* the call's "timeout", 0 when none */
+	bool timeout_capped;	/* it asked for more than the policy's */
 	char **env;		/* NULL-terminated "K=V" */
 };
 

@@ -227,18 +227,29 @@ JSON
 	assert_failure
 }
 
-@test "output beyond max_output_bytes is truncated and flagged" {
+@test "output beyond max_output_bytes keeps its first and last bytes, a marker at the cut, and is flagged" {
 	mcp --policy "$ROOT/tests/e2e/policies/small-output.json" -- \
-		"$(call_json 1 'head -c 5000000 /dev/zero | tr "\0" a; echo done >&2')" \
+		"$(call_json 1 'echo first; head -c 5000000 /dev/zero | tr "\0" a; echo; echo last; echo done >&2')" \
 		"$(call_json 2 'echo short')"
 	assert_equal "$(structured 1 truncated)" true
 	assert_equal "$(text 1 | jq -r .truncated)" true
 	assert_equal "$(text 2 | jq -r 'has("truncated")')" false
-	assert_equal "$(text 1 | jq -r '.stdout | length')" 1000
-	assert_equal "$(text 1 | jq -r .stderr)" done
+	# 500 bytes from the start, the marker, 500 from the end
+	run jq -r .stdout <<<"$(text 1)"
+	assert_line --index 0 first
+	assert_line --index 1 --regexp '^a{494}$'
+	assert_line --index 2 "[... 4,999,012 bytes omitted ...]"
+	assert_line --index 3 --regexp '^a{494}$'
+	assert_line --index 4 last
+	assert_equal "$(structured 1 stdout_bytes)" 5000012
+	assert_equal "$(structured 1 stdout_omitted)" 4999012
+	# stderr fit, and says where stdout was cut
+	run jq -r .stderr <<<"$(text 1)"
+	assert_line --index 0 done
+	assert_line --index 1 "[cmdwarden] output cut where the marker line is: 4999012 of 5000012 bytes of stdout and 0 of 5 of stderr left out (sandbox.max_output_bytes keeps the first 500 and the last 500 bytes of each)"
 	assert_equal "$(structured 2 truncated)" false
 	inv=$(structured 1 invocation_id)
-	assert_equal "$(jq -r --arg inv "$inv" 'select(.type=="exit" and .invocation==$inv) | .stdout_bytes' "$AUDIT")" 5000000
+	assert_equal "$(jq -r --arg inv "$inv" 'select(.type=="exit" and .invocation==$inv) | .stdout_bytes' "$AUDIT")" 5000012
 }
 
 @test "binary output is returned as valid UTF-8" {

@@ -127,6 +127,19 @@
 
 #include "kernel/landlock.h"
 
+/* Where POSIX shared memory lives; a call may have a tmpfs of its own
+ * there (kernel/namespaces.h), whose root its rules must name. */
+#define SHM_DIR "/dev/shm"
+
+/* path is SHM_DIR or beneath it. */
+static bool on_shm(const char *path)
+{
+	size_t n = sizeof(SHM_DIR) - 1;
+
+	return path && !strncmp(path, SHM_DIR, n) &&
+	       (path[n] == '\0' || path[n] == '/');
+}
+
 /* The installed headers may be older than the ABI this file knows. */
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
@@ -251,6 +264,9 @@ struct stamp {
 struct kept_rule {
 	int fd;			/* -1 for a rule beneath /proc */
 	char *proc_rel;		/* beneath /proc: "" for /proc itself */
+	char *shm_rel;		/* beneath /dev/shm ("" for itself), which a
+				 * call may have a tmpfs of its own on; the
+				 * descriptor is kept too */
 	__u64 rights;
 	int type;
 	struct ll_net_port_attr port;
@@ -269,6 +285,7 @@ struct recipe {
 struct cw_landlock {
 	int fd;
 	bool names_proc;
+	bool names_shm;
 	json_t *desc;
 	struct stamp *stamps;
 	size_t nstamps;
@@ -300,6 +317,7 @@ static const struct {
 struct build {
 	int root;		/* where paths start; -1: the agent's / */
 	bool names_proc;	/* a rule is on the agent's /proc */
+	bool names_shm;		/* a rule is at or beneath /dev/shm */
 	int rs;			/* the ruleset being filled */
 	__u64 fs;		/* handled filesystem rights */
 	size_t nrules;
@@ -387,6 +405,14 @@ static void keep_path_rule(struct recipe *r, int fd, bool proc, __u64 rights,
 			return;
 		}
 		r->nfds++;
+		if (on_shm(path)) {
+			k->shm_rel = strdup(path[sizeof(SHM_DIR) - 1] ?
+					    path + sizeof(SHM_DIR) : "");
+			if (!k->shm_rel) {
+				r->broken = true;
+				return;
+			}
+		}
 	}
 	r->n++;
 }
@@ -399,6 +425,7 @@ static void recipe_free(struct recipe *r)
 		if (r->v[i].fd >= 0)
 			close(r->v[i].fd);
 		free(r->v[i].proc_rel);
+		free(r->v[i].shm_rel);
 	}
 	free(r->v);
 	memset(r, 0, sizeof(*r));
@@ -720,6 +747,7 @@ static int add_path_rule(struct build *b, int fd, bool dir, __u64 rights,
 	}
 	proc = on_proc(&b->recipe, fd);
 	b->names_proc |= proc;
+	b->names_shm |= on_shm(path);
 	pb.allowed_access = rights;
 	pb.parent_fd = fd;
 	if (ll_add_rule(b->rs, RULE_PATH_BENEATH, &pb) < 0) {
@@ -1304,11 +1332,12 @@ struct cw_landlock *cw_landlock_build_at(const struct cw_sandbox *sb, int abi,
 		goto out;
 	}
 	l->names_proc = b.names_proc;
+	l->names_shm = b.names_shm;
 	l->stamps = b.stamps;
 	l->nstamps = b.nstamps;
 	/* Unusable, or of no use (no rule on the agent's /proc to move, or
 	 * built for another root already): no descriptors held for nothing. */
-	if (b.recipe.broken || !b.names_proc || root >= 0) {
+	if (b.recipe.broken || !(b.names_proc || b.names_shm) || root >= 0) {
 		bool broken = b.recipe.broken || root >= 0;
 
 		recipe_free(&b.recipe);
@@ -1383,6 +1412,11 @@ bool cw_landlock_names_proc(const struct cw_landlock *l)
 	return l && l->names_proc;
 }
 
+bool cw_landlock_names_shm(const struct cw_landlock *l)
+{
+	return l && l->names_shm;
+}
+
 int cw_landlock_fd(const struct cw_landlock *l)
 {
 	return l ? l->fd : -1;
@@ -1397,20 +1431,39 @@ int cw_landlock_apply(const struct cw_landlock *l)
 	return 0;
 }
 
-bool cw_landlock_can_move_proc(const struct cw_landlock *l)
+bool cw_landlock_can_move(const struct cw_landlock *l)
 {
 	return l && !l->recipe.broken && l->recipe.attr_size;
 }
 
-static int build_for_proc(const struct cw_landlock *l, int proc_fd)
+/* The descriptor a kept rule is on in the call's mount namespace: its
+ * own, or looked up from the call's /proc or /dev/shm; -1 when gone
+ * there. *opened: the caller closes it. */
+static int moved_fd(const struct kept_rule *k, int proc_fd, int shm_fd,
+		    bool *opened)
+{
+	const char *rel = k->proc_rel ? k->proc_rel : k->shm_rel;
+	int base = k->proc_rel ? proc_fd : k->shm_rel ? shm_fd : -1;
+
+	*opened = false;
+	if (base < 0)
+		return k->fd;
+	if (!rel[0])
+		return base;
+	*opened = true;
+	return openat(base, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+}
+
+static int build_moved(const struct cw_landlock *l, int proc_fd, int shm_fd)
 {
 	const struct recipe *r = &l->recipe;
 	struct ll_path_beneath_attr pb;
 	const struct kept_rule *k;
+	bool opened;
 	int rs, fd, e;
 	size_t i;
 
-	if (!cw_landlock_can_move_proc(l))
+	if (!cw_landlock_can_move(l))
 		return -ENOTSUP;
 	rs = ll_create_ruleset(&r->attr, r->attr_size, 0);
 	if (rs < 0)
@@ -1422,20 +1475,15 @@ static int build_for_proc(const struct cw_landlock *l, int proc_fd)
 				goto fail;
 			continue;
 		}
-		fd = k->fd;
-		if (k->proc_rel && !k->proc_rel[0])
-			fd = proc_fd;
-		else if (k->proc_rel)
-			/* Gone in the call's /proc (an agent's pid): no
-			 * rule, nothing to cover. */
-			fd = openat(proc_fd, k->proc_rel,
-				    O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		/* Gone in the call's namespace (an agent's pid): no rule,
+		 * nothing to cover. */
+		fd = moved_fd(k, proc_fd, shm_fd, &opened);
 		if (fd < 0)
 			continue;
 		pb.allowed_access = k->rights;
 		pb.parent_fd = fd;
 		e = ll_add_rule(rs, RULE_PATH_BENEATH, &pb) < 0 ? errno : 0;
-		if (k->proc_rel && k->proc_rel[0])
+		if (opened)
 			close(fd);
 		if (e && e != EBADFD) {
 			errno = e;
@@ -1449,15 +1497,15 @@ fail:
 	return -e;
 }
 
-struct cw_landlock *cw_landlock_moved_to_proc(const struct cw_landlock *l,
-					      int proc_fd,
-					      struct cw_error *err)
+struct cw_landlock *cw_landlock_moved(const struct cw_landlock *l,
+				      int proc_fd, int shm_fd,
+				      struct cw_error *err)
 {
 	struct cw_landlock *m;
-	int fd = build_for_proc(l, proc_fd);
+	int fd = build_moved(l, proc_fd, shm_fd);
 
 	if (fd < 0) {
-		cw_error_set(err, "landlock: the ruleset for the call's /proc: %s",
+		cw_error_set(err, "landlock: the ruleset for the call's /proc and /dev/shm: %s",
 			     strerror(-fd));
 		errno = -fd;
 		return NULL;

@@ -48,17 +48,21 @@ int cw_landlock_fd(const struct cw_landlock *l);
  * 0 or -errno. */
 int cw_landlock_apply(const struct cw_landlock *l);
 
-/* For a call with a procfs of its own mounted at /proc: the same ruleset,
- * made again from the rules l keeps (a descriptor each, no path looked up
- * again) with those on the agent's /proc (and beneath it) given to the
- * procfs proc_fd is the root of. Applied like l; its staleness is l's.
+/* For a call with a procfs of its own mounted at /proc, and maybe a tmpfs
+ * of its own at /dev/shm: the same ruleset, made again from the rules l
+ * keeps (a descriptor each, no path looked up again) with those on the
+ * agent's /proc (and beneath it) given to the procfs proc_fd is the root
+ * of, and those at or beneath /dev/shm to the tmpfs shm_fd is the root
+ * of (either -1: kept as they are). Applied like l; its staleness is l's.
  * NULL with err; errno ENOTSUP when l could not keep its rules (more than
- * a quarter of the agent's descriptor limit): cw_landlock_can_move_proc
- * says so first, and cw_landlock_build_at is the way then. */
-bool cw_landlock_can_move_proc(const struct cw_landlock *l);
-struct cw_landlock *cw_landlock_moved_to_proc(const struct cw_landlock *l,
-					      int proc_fd,
-					      struct cw_error *err);
+ * a quarter of the agent's descriptor limit): cw_landlock_can_move says
+ * so first, and cw_landlock_build_at is the way then. */
+bool cw_landlock_can_move(const struct cw_landlock *l);
+struct cw_landlock *cw_landlock_moved(const struct cw_landlock *l,
+				      int proc_fd, int shm_fd,
+				      struct cw_error *err);
+/* True when a rule is at or beneath /dev/shm. */
+bool cw_landlock_names_shm(const struct cw_landlock *l);
 
 /* True when the ruleset no longer matches the filesystem: a granted path
  * now names another file or directory, a directory listed to leave out a

@@ -120,6 +120,9 @@ int cw_ns_mounts_plan(const struct cw_sandbox *sb, struct cw_ns_mounts *m,
 	memset(m, 0, sizeof(*m));
 	if (!w->n)
 		return 0;
+	for (i = 0; i < w->n; i++)
+		if (w->v[i] && !strcmp(w->v[i], CW_NS_SHM))
+			m->shm = true;
 	m->noexec = calloc(w->n, sizeof(*m->noexec));
 	m->exec = calloc(x->n ? x->n : 1, sizeof(*m->exec));
 	if (!m->noexec || !m->exec)
@@ -179,6 +182,7 @@ void cw_ns_mounts_free(struct cw_ns_mounts *m)
 enum setup_step {
 	STEP_PROPAGATION,
 	STEP_PROC,
+	STEP_SHM,
 	STEP_NOEXEC,		/* index: the noexec tree */
 	STEP_EXEC,		/* index: the exec tree */
 	STEP_MEMFD,
@@ -217,15 +221,21 @@ static unsigned long mount_flags(const char *path)
 	return ms;
 }
 
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* Binds tree onto itself and sets (or, with exec, clears) noexec there;
  * 1 when there is no such directory. */
 static int remount(const char *tree, bool exec)
 {
 	struct mount_attr_v0 a = { 0 };
 	unsigned long ms;
-	struct stat st;
 
-	if (lstat(tree, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (!is_dir(tree))
 		return 1;
 	if (mount(tree, tree, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return -errno;
@@ -292,6 +302,12 @@ static int setup_mounts(const struct cw_ns_mounts *m, struct ready *r)
 	     mount("proc", "/proc", "proc", pflags, "hidepid=2") < 0))
 		return -errno;
 	r->proc = true;
+	/* POSIX shared memory and semaphores of the call's own, as its IPC
+	 * namespace gives it SysV's: they die with the call. */
+	r->step = STEP_SHM;
+	if (m && m->shm && is_dir(CW_NS_SHM) &&
+	    mount("shm", CW_NS_SHM, "tmpfs", pflags, "mode=1777") < 0)
+		return -errno;
 	for (i = 0; m && i < m->nnoexec; i++) {
 		r->step = STEP_NOEXEC;
 		r->index = (int)i;
@@ -408,6 +424,8 @@ static const char *step_text(const struct ready *r, const struct cw_ns_mounts *m
 		return "making the mounts one-way (MS_SLAVE)";
 	case STEP_PROC:
 		return "mounting a /proc of the call's pid namespace";
+	case STEP_SHM:
+		return "mounting a tmpfs of the call's own on " CW_NS_SHM;
 	case STEP_NOEXEC:
 		snprintf(buf, len, "re-mounting %s noexec (filesystem.write)",
 			 m && r->index >= 0 && (size_t)r->index < m->nnoexec ?
@@ -601,6 +619,7 @@ static bool parse_request(size_t len, struct cw_ns_mounts *m)
 		return false;
 	memcpy(n, fork_req, sizeof(n));
 	m->userns = n[3] & 1;
+	m->shm = n[3] & 2;
 	if (!n[0] && !n[1] && !n[2])
 		return true;
 	if (n[0] > FORK_PATHS_MAX || n[1] > FORK_PATHS_MAX ||
@@ -766,7 +785,8 @@ static ssize_t build_request(const struct cw_ns_mounts *m, char *buf,
 	uint32_t n[4] = { m ? (uint32_t)m->nnoexec : 0,
 			  m ? (uint32_t)m->nexec : 0,
 			  m ? (uint32_t)m->nmask : 0,
-			  m && m->userns ? 1 : 0 };
+			  (m && m->userns ? 1u : 0u) |
+				  (m && m->shm ? 2u : 0u) };
 	size_t off = sizeof(n), i, len;
 
 	if (n[0] > FORK_PATHS_MAX || n[1] > FORK_PATHS_MAX ||

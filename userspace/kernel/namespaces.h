@@ -45,6 +45,8 @@
  * path is written). Copies of the paths, owned by the plan. */
 struct cw_ns_mounts {
 	bool userns;		/* a user namespace of its own too */
+	bool shm;		/* a tmpfs of its own on CW_NS_SHM (listed in
+				 * filesystem.write) */
 	char **noexec;
 	size_t nnoexec;
 	char **exec;
@@ -52,6 +54,9 @@ struct cw_ns_mounts {
 	char **mask;
 	size_t nmask, capmask;
 };
+
+/* POSIX shared memory: a tmpfs of the call's own when write lists it. */
+#define CW_NS_SHM "/dev/shm"
 
 int cw_ns_mounts_plan(const struct cw_sandbox *sb, struct cw_ns_mounts *m,
 		      struct cw_error *err);

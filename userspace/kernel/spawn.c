@@ -70,6 +70,8 @@
 #include <unistd.h>
 
 #include "kernel/spawn.h"
+#include "kernel/cgroup_fs.h"
+#include "lib/headtail.h"
 #include "kernel/user.h"
 #include "lib/fdpass.h"
 
@@ -102,7 +104,7 @@
 #define DEFAULT_TIMEOUT_MS	60000
 #define DEFAULT_GRACE_MS	2000
 #define MAX_WAIT_MS		(INT64_C(365) * 86400 * 1000) /* no overflow in us */
-#define DEFAULT_MAX_OUTPUT	1048576
+#define DEFAULT_MAX_OUTPUT	65536
 #define DRAIN_AFTER_EXIT_US	200000
 #define GROUP_POLL_US		5000
 #define FALLBACK_POLL_MS	10
@@ -180,10 +182,7 @@ struct envv {
 
 struct stream {
 	int fd;
-	struct cw_buf buf;
-	uint64_t total;
-	size_t max;
-	bool nomem;
+	struct cw_headtail ht;	/* its first and last bytes */
 };
 
 static const char *errstr(int e, char *buf, size_t len)
@@ -688,7 +687,6 @@ static void stream_read(struct stream *s, bool *truncated,
 			const struct cw_spawn_watch *w, int which)
 {
 	char chunk[32768];
-	size_t keep;
 	ssize_t n;
 	int i;
 
@@ -707,17 +705,33 @@ static void stream_read(struct stream *s, bool *truncated,
 			close_fd(&s->fd);
 			return;
 		}
-		s->total += (uint64_t)n;
-		keep = s->buf.len < s->max ? s->max - s->buf.len : 0;
-		if (keep > (size_t)n)
-			keep = (size_t)n;
-		if (keep && !s->nomem && cw_buf_append(&s->buf, chunk, keep) < 0)
-			s->nomem = true;
-		else if (keep && w && w->on_output)
-			w->on_output(w->ctx, which, chunk, keep);
-		if (keep < (size_t)n || s->nomem)
+		cw_headtail_add(&s->ht, chunk, (size_t)n);
+		if (w && w->on_output)
+			w->on_output(w->ctx, which, chunk, (size_t)n);
+		if (cw_headtail_omitted(&s->ht) || s->ht.nomem)
 			*truncated = true;
 	}
+}
+
+/* A stream's kept bytes as the result's string (always one, "" at
+ * least). 0 or -ENOMEM (then an empty string where one could be had). */
+static int take_output(const struct cw_headtail *h, char **out, size_t *len,
+		       uint64_t *total, uint64_t *omitted)
+{
+	struct cw_buf b = { 0 };
+	int rc = cw_headtail_render(h, &b);
+
+	if (rc == 0 && !b.data)
+		rc = cw_buf_append(&b, "", 0);
+	if (rc < 0) {
+		cw_buf_free(&b);
+		b.data = strdup("");
+	}
+	*out = b.data;
+	*len = b.data ? b.len : 0;
+	*total = h->total;
+	*omitted = rc < 0 ? h->total : cw_headtail_omitted(h);
+	return rc;
 }
 
 /* True once pid has exited, without reaping it. */
@@ -734,15 +748,42 @@ static bool exited_nowait(pid_t pid)
 }
 
 /* True when some process of the group is not yet dead (a zombie). */
-static bool group_has_live(pid_t pgid)
+/* The state and process group of pid from /proc/PID/stat; false when it
+ * is gone. */
+static bool proc_stat(pid_t pid, char *state, int *pgrp)
 {
 	char path[64], buf[512];
-	struct dirent *e;
-	bool live = false;
 	const char *p;
 	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	do {
+		n = read(fd, buf, sizeof(buf) - 1);
+	} while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid pgrp ...", comm may hold ')' */
+	p = strrchr(buf, ')');
+	return p && sscanf(p + 1, " %c %*d %d", state, pgrp) == 2;
+}
+
+static bool alive(char state)
+{
+	return state != 'Z' && state != 'X';
+}
+
+static bool group_has_live(pid_t pgid)
+{
+	struct dirent *e;
+	bool live = false;
 	DIR *d;
-	int fd, pg;
+	int pg;
 	char st;
 
 	d = opendir("/proc");
@@ -751,26 +792,56 @@ static bool group_has_live(pid_t pgid)
 	while (!live && (e = readdir(d))) {
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/stat",
-			 strtol(e->d_name, NULL, 10));
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		do {
-			n = read(fd, buf, sizeof(buf) - 1);
-		} while (n < 0 && errno == EINTR);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		/* "pid (comm) state ppid pgrp ...", comm may hold ')' */
-		p = strrchr(buf, ')');
-		if (p && sscanf(p + 1, " %c %*d %d", &st, &pg) == 2 &&
-		    pg == pgid && st != 'Z' && st != 'X')
+		if (proc_stat((pid_t)strtol(e->d_name, NULL, 10), &st, &pg) &&
+		    pg == pgid && alive(st))
 			live = true;
 	}
 	closedir(d);
 	return live;
+}
+
+/*
+ * How many processes the command left running when its main process
+ * exited: those of its cgroup (which also holds the ones that left its
+ * process group), else of its process group; the main one, a zombie
+ * until reaped, is not counted.
+ */
+static unsigned count_left(const struct cw_spawn_opts *o, pid_t pid)
+{
+	struct cw_buf b = { 0 };
+	struct dirent *e;
+	unsigned n = 0;
+	char *p, *end;
+	pid_t q;
+	DIR *d;
+	int pg;
+	char st;
+
+	if (o->into_cgroup && cw_cgfs_read(o->cgroup_fd, "cgroup.procs", &b) == 0) {
+		for (p = b.data; p && *p; p = end) {
+			q = (pid_t)strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (q != pid && proc_stat(q, &st, &pg) && alive(st))
+				n++;
+		}
+		cw_buf_free(&b);
+		return n;
+	}
+	cw_buf_free(&b);
+	d = opendir("/proc");
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		q = (pid_t)strtol(e->d_name, NULL, 10);
+		if (q != pid && proc_stat(q, &st, &pg) && pg == pid &&
+		    alive(st))
+			n++;
+	}
+	closedir(d);
+	return n;
 }
 
 /*
@@ -937,6 +1008,9 @@ static void supervise(pid_t pid, struct stream s[2], int64_t timeout_ms,
 		}
 		if (pidfd >= 0 ? (rc > 0 && pfd[n - 1].revents) :
 				 exited_nowait(pid)) {
+			/* What it left behind is killed with it, and said. */
+			if (!r->timed_out && !r->cancelled)
+				r->left_running = count_left(o, pid);
 			/* Still a zombie: its pid pins the group id. */
 			kill(-pid, SIGKILL);
 			if (waitpid_eintr(pid, &status, 0) != pid)
@@ -1215,17 +1289,15 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 
 	max = sb->max_output_bytes > 0 ? (size_t)sb->max_output_bytes :
 					 DEFAULT_MAX_OUTPUT;
-	for (i = 0; i < 2; i++) {
-		s[i].max = max;
-		/* Allocated now, so the result always has a string. */
-		if (cw_buf_append(&s[i].buf, "", 0) < 0) {
-			cw_error_set(err, "out of memory");
-			rc = -ENOMEM;
-			goto out;
-		}
-	}
+	for (i = 0; i < 2; i++)
+		cw_headtail_init(&s[i].ht, max);
 	/* A call may shorten the policy's timeout, never extend it. */
-	sb_ms = sb->timeout_s > 0 ? sb->timeout_s : DEFAULT_TIMEOUT_MS / 1000;
+	if (o->background)
+		sb_ms = sb->background_timeout_s > 0 ? sb->background_timeout_s :
+						       MAX_WAIT_MS / 1000;
+	else
+		sb_ms = sb->timeout_s > 0 ? sb->timeout_s :
+					    DEFAULT_TIMEOUT_MS / 1000;
 	sb_ms = sb_ms < MAX_WAIT_MS / 1000 ? sb_ms * 1000 : MAX_WAIT_MS;
 	timeout_ms = o->timeout_ms > 0 && o->timeout_ms < sb_ms ?
 		     o->timeout_ms : sb_ms;
@@ -1292,15 +1364,16 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	r->seccomp_audited = lis != NULL;
 	supervise(pid, s, timeout_ms, grace_ms, o, &lis, r);
 	r->duration_us = cw_mono_us() - start;
-	r->out = s[0].buf.data;
-	r->out_len = s[0].buf.len;
-	r->out_total = s[0].total;
-	r->err = s[1].buf.data;
-	r->err_len = s[1].buf.len;
-	r->err_total = s[1].total;
-	memset(&s[0].buf, 0, sizeof(s[0].buf));
-	memset(&s[1].buf, 0, sizeof(s[1].buf));
-	rc = 0;
+	rc = take_output(&s[0].ht, &r->out, &r->out_len, &r->out_total,
+			 &r->out_omitted);
+	if (rc == 0)
+		rc = take_output(&s[1].ht, &r->err, &r->err_len,
+				 &r->err_total, &r->err_omitted);
+	if (rc < 0) {
+		/* It ran: its output is what cannot be given. */
+		r->truncated = true;
+		rc = 0;
+	}
 out:
 	cw_seccomp_listener_free(lis);
 	close_fd(&s[1].fd);
@@ -1312,8 +1385,8 @@ out:
 	close_fd(&errp[0]);
 	close_fd(&out[1]);
 	close_fd(&out[0]);
-	cw_buf_free(&s[1].buf);
-	cw_buf_free(&s[0].buf);
+	cw_headtail_free(&s[1].ht);
+	cw_headtail_free(&s[0].ht);
 	env_free(&env);
 	cw_user_free(&t);
 	return rc;

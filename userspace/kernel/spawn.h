@@ -31,8 +31,8 @@ struct cw_spawn_watch {
 				 * now; -1 for none */
 	int64_t tick_ms;	/* on_tick every tick_ms while it runs */
 	void (*on_tick)(void *ctx, int64_t elapsed_us);
-	/* Output as it arrives, only the bytes kept (within
-	 * max_output_bytes); stream 1 is stdout, 2 stderr. */
+	/* Output as it arrives, every byte (the callee keeps what it
+	 * can); stream 1 is stdout, 2 stderr. */
 	void (*on_output)(void *ctx, int stream, const char *data,
 			  size_t len);
 	void *ctx;
@@ -46,7 +46,10 @@ struct cw_spawn_opts {
 				     * (the launch record names it); NULL:
 				     * resolved here */
 	const char *const *env_extra; /* "K=V" from the call; NULL-terminated */
-	int64_t timeout_ms;	/* <= 0: sb->timeout_s */
+	int64_t timeout_ms;	/* <= 0: sb->timeout_s, or for a background
+				 * command sb->background_timeout_s */
+	bool background;	/* capped by background_timeout_s (0: none)
+				 * rather than timeout_s */
 	int64_t kill_grace_ms;	/* SIGTERM to SIGKILL; <= 0: 2000 */
 	const struct cw_seccomp_prog *seccomp; /* NULL: no filter */
 	/* Kernel layers prepared by the caller; all optional. */
@@ -82,17 +85,24 @@ struct cw_spawn_opts {
 };
 
 struct cw_spawn_result {
-	char *out;		/* NUL-terminated, at most max_output_bytes */
+	char *out;		/* NUL-terminated: max_output_bytes at most,
+				 * and a marker line where bytes were cut */
 	size_t out_len;
 	char *err;
 	size_t err_len;
 	uint64_t out_total;	/* bytes the command wrote, kept or not */
 	uint64_t err_total;
+	uint64_t out_omitted;	/* of them, not kept: out holds the first
+				 * and last bytes with a marker line between
+				 * (lib/headtail.h) */
+	uint64_t err_omitted;
 	bool truncated;		/* either stream was cut */
 	int exit_code;		/* -1 when killed by a signal */
 	int term_signal;	/* 0 when it exited */
 	bool timed_out;
 	bool cancelled;		/* killed through watch->cancel_fd */
+	unsigned left_running;	/* processes still running when the main
+				 * one exited, killed then */
 	int64_t duration_us;
 	pid_t pid;
 	bool seccomp_audited;	/* denials came to the agent */

@@ -134,7 +134,10 @@ struct cw_sandbox {
 	struct cw_strv env_set_keys; /* parallel arrays: set KEY=VAL */
 	struct cw_strv env_set_vals;
 	int64_t timeout_s;	/* default 60 */
-	int64_t max_output_bytes; /* default 1048576, per stream */
+	int64_t background_timeout_s; /* default 3600; 0: until killed or the
+				       * agent stops */
+	int64_t max_output_bytes; /* default 65536, per stream: the first
+				   * half and the last */
 	struct {
 		int64_t memory_mb;	/* 0 = unlimited; default 1024 */
 		int64_t pids;		/* default 256 */

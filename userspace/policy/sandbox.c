@@ -44,16 +44,16 @@ static const char default_sandbox_json[] =
 	"             \"PAGER\": \"cat\", \"GIT_PAGER\": \"cat\",\n"
 	"             \"DEBIAN_FRONTEND\": \"noninteractive\", \"CI\": \"1\" }\n"
 	"  },\n"
-	"  \"timeout_s\": 60,\n"
-	"  \"max_output_bytes\": 1048576,\n"
+	"  \"timeout_s\": 60, \"background_timeout_s\": 3600,\n"
+	"  \"max_output_bytes\": 65536,\n"
 	"  \"resources\": { \"memory_mb\": 1024, \"pids\": 256, \"cpu_s\": 120,\n"
 	"                 \"nofile\": 1024, \"file_size_mb\": 512 },\n"
 	"  \"disk\": { \"tmpfs\": [], \"max_mb\": 1024, \"max_inodes\": 65536,\n"
 	"            \"image\": [], \"image_mb\": 8192, \"image_inodes\": 524288,\n"
 	"            \"image_dir\": \"/var/lib/cmdwarden/disk\" },\n"
 	"  \"filesystem\": { \"read\": [\"/\"],\n"
-	"                  \"write\": [\"/home/user\", \"/tmp\"],\n"
-	"                  \"exec\": [\"/usr\", \"/bin\"],\n"
+	"                  \"write\": [\"/home/user\", \"/tmp\", \"/dev/shm\"],\n"
+	"                  \"exec\": [\"/usr\", \"/bin\", \"/home/user\", \"/tmp\"],\n"
 	"                  \"deny\": [\"/root\", \"/etc/shadow\"] },\n"
 	"  \"network\": { \"default\": \"allow\",\n"
 	"               \"deny\": [\"169.254.0.0/16\", \"fe80::/10\",\n"
@@ -818,13 +818,16 @@ void cw_sandbox_apply(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 		      const char *path, bool explicit)
 {
 	static const char *const keys[] = { "user", "shell", "cwd", "env",
-					    "timeout_s", "max_output_bytes",
-					    "resources", "filesystem",
+					    "timeout_s", "background_timeout_s",
+					    "max_output_bytes", "resources", "filesystem",
 					    "network", "seccomp", "files",
 					    "disk", "require_layers", NULL };
 	static const struct int_field f[] = {
 		{ "timeout_s", 1, TIMEOUT_MAX_S,
 		  "an integer from 1 to 86400 seconds", SB_OFF(timeout_s) },
+		{ "background_timeout_s", 0, TIMEOUT_MAX_S,
+		  "an integer from 0 (until killed) to 86400 seconds",
+		  SB_OFF(background_timeout_s) },
 		{ "max_output_bytes", 1, OUTPUT_MAX_BYTES,
 		  "an integer from 1 to 268435456 (256 MiB)",
 		  SB_OFF(max_output_bytes) },

@@ -27,7 +27,7 @@ static void fake_main(struct cw_job *job, void *arg)
 	struct pollfd p = { .fd = cw_job_cancel_fd(job), .events = POLLIN };
 
 	if (f->fail_launch) {
-		cw_job_finish(job, NULL, "could not launch the command: no such user");
+		cw_job_finish(job, NULL, NULL, "could not launch the command: no such user");
 		return;
 	}
 	/* Output first, so that a status right after the launch has it. */
@@ -42,7 +42,7 @@ static void fake_main(struct cw_job *job, void *arg)
 		r.exit_code = -1;
 		r.term_signal = 9;
 	}
-	cw_job_finish(job, &r, NULL);
+	cw_job_finish(job, &r, NULL, NULL);
 }
 
 static json_t *wait_ended(struct cw_jobs *js, const char *inv)
@@ -81,9 +81,13 @@ static void test_launch_status_kill(void **state)
 	assert_non_null(o);
 	assert_true(json_is_true(json_object_get(o, "running")));
 	assert_true(json_is_null(json_object_get(o, "exit_code")));
-	/* bounded to 8 bytes: the rest is cut and flagged */
-	assert_string_equal("hello wo", json_string_value(json_object_get(o, "stdout")));
+	/* bounded to 8 bytes, its first and last 4, while it runs: the
+	 * middle is cut at a marker, flagged and counted */
+	assert_string_equal("hell\n[... 3 bytes omitted ...]\norld",
+			    json_string_value(json_object_get(o, "stdout")));
 	assert_true(json_is_true(json_object_get(o, "truncated")));
+	assert_int_equal(11, json_integer_value(json_object_get(o, "stdout_bytes")));
+	assert_int_equal(3, json_integer_value(json_object_get(o, "stdout_omitted")));
 	assert_string_equal("warn", json_string_value(json_object_get(o, "stderr")));
 	json_decref(o);
 

@@ -1172,7 +1172,7 @@ static void test_fd_lifetime(void **state)
 	before = count_fds();
 	/* read "/" split by deny: a rule is on the agent's /proc, so the
 	 * rules are kept (a descriptor each) to be moved to a call's own
-	 * /proc (cw_landlock_moved_to_proc). */
+	 * /proc (cw_landlock_moved). */
 	l = build(kernel_abi, "{\"read\": [\"/\"], \"write\": [\"@/rw\"], "
 			      "\"deny\": [\"/root\", \"/etc/shadow\", "
 			      "\"@/rw/secret\"]}");
@@ -1180,7 +1180,7 @@ static void test_fd_lifetime(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(FD_CLOEXEC, fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	assert_true(cw_landlock_names_proc(l));
-	assert_true(cw_landlock_can_move_proc(l));
+	assert_true(cw_landlock_can_move(l));
 	d = cw_landlock_describe(l);
 	rules = json_integer_value(json_object_get(d, "rules"));
 	json_decref(d);
@@ -1251,7 +1251,7 @@ static void test_moved_to_proc(void **state)
 	assert_true(cw_landlock_names_proc(l));
 	proc = openat(h.root, "proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	assert_true(proc >= 0);
-	m = cw_landlock_moved_to_proc(l, proc, &err);
+	m = cw_landlock_moved(l, proc, -1, &err);
 	close(proc);
 	assert_non_null(m);
 	/* the agent's ruleset in the call's namespace: its /proc refused */
@@ -1299,7 +1299,8 @@ static void test_missing_paths(void **state)
 	(void)state;
 	NEED_ABI(1);
 	l = build(kernel_abi, "{\"read\": [\"@/nope\", \"@\"], "
-			      "\"write\": [\"@/rw\", \"@/ro/file/x\"]}");
+			      "\"write\": [\"@/rw\", \"@/ro/file/x\"], "
+			      "\"exec\": [\"/usr\"]}");
 	d = describe(l);
 	m = json_object_get(d, "missing");
 	assert_int_equal(2, json_array_size(m));

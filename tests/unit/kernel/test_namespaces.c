@@ -60,6 +60,22 @@ static void test_write_outside_exec(void **state)
 	assert_string_equal("/home/user", m.noexec[0]);
 	assert_string_equal("/tmp", m.noexec[1]);
 	assert_int_equal(0, m.nexec);
+	assert_false(m.shm);
+	cw_ns_mounts_free(&m);
+}
+
+static void test_shm_of_its_own(void **state)
+{
+	char *write[] = { "/home/user", "/dev/shm", NULL };
+	char *exec[] = { "/usr", "/home/user", NULL };
+	struct cw_ns_mounts m;
+
+	(void)state;
+	/* listed as writable: a tmpfs of the call's own, and noexec */
+	plan(write, exec, &m);
+	assert_true(m.shm);
+	assert_int_equal(1, m.nnoexec);
+	assert_string_equal("/dev/shm", m.noexec[0]);
 	cw_ns_mounts_free(&m);
 }
 
@@ -259,6 +275,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_write_outside_exec),
+		cmocka_unit_test(test_shm_of_its_own),
 		cmocka_unit_test(test_exec_inside_write),
 		cmocka_unit_test(test_write_inside_exec),
 		cmocka_unit_test(test_no_write),

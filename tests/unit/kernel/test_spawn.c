@@ -293,6 +293,20 @@ static void test_stragglers_killed(void **state)
 	cw_spawn_result_free(&x.r);
 }
 
+/* The marker line at s, up to its newline (a static copy). */
+static const char *strndup_marker(const char *s)
+{
+	static char line[128];
+	const char *nl = strchr(s, '\n');
+	size_t n = nl ? (size_t)(nl - s) + 1 : strlen(s);
+
+	if (n >= sizeof(line))
+		n = sizeof(line) - 1;
+	memcpy(line, s, n);
+	line[n] = '\0';
+	return line;
+}
+
 static void test_truncation(void **state)
 {
 	struct run x;
@@ -302,12 +316,17 @@ static void test_truncation(void **state)
 	run_init(&x, "yes | head -c 5000000");
 	x.sb.max_output_bytes = 1000;
 	assert_int_equal(0, run_go(&x));
-	assert_int_equal(1000, x.r.out_len);
-	assert_int_equal(1000, strlen(x.r.out));
-	for (i = 0; i < 1000; i++)
+	/* the first 500 bytes and the last 500, the marker between */
+	for (i = 0; i < 500; i++)
 		assert_int_equal(i % 2 ? '\n' : 'y', x.r.out[i]);
+	assert_string_equal("[... 4,999,000 bytes omitted ...]\n", strndup_marker(x.r.out + 500));
+	for (i = 0; i < 500; i++)
+		assert_int_equal(i % 2 ? '\n' : 'y', x.r.out[x.r.out_len - 500 + i]);
+	assert_int_equal(1000 + strlen("[... 4,999,000 bytes omitted ...]\n"), x.r.out_len);
+	assert_int_equal(x.r.out_len, strlen(x.r.out));
 	assert_true(x.r.truncated);
 	assert_int_equal(5000000, x.r.out_total);
+	assert_int_equal(4999000, x.r.out_omitted);
 	assert_int_equal(0, x.r.err_total);
 	assert_int_equal(0, x.r.exit_code);
 	cw_spawn_result_free(&x.r);

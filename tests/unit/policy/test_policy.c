@@ -253,8 +253,8 @@ static void test_default_sandbox(void **state)
 {
 	static const char *const pass[] = { "LANG", "TERM" };
 	static const char *const rd[] = { "/" };
-	static const char *const wr[] = { "/home/user", "/tmp" };
-	static const char *const ex[] = { "/usr", "/bin" };
+	static const char *const wr[] = { "/home/user", "/tmp", "/dev/shm" };
+	static const char *const ex[] = { "/usr", "/bin", "/home/user", "/tmp" };
 	static const char *const dn[] = { "/root", "/etc/shadow" };
 	static const uint8_t v4[4] = { 169, 254, 0, 0 };
 	static const uint8_t ll6[16] = { 0xfe, 0x80 };
@@ -281,7 +281,8 @@ static void test_default_sandbox(void **state)
 	assert_string_equal("noninteractive", env_get(sb, "DEBIAN_FRONTEND"));
 	assert_string_equal("1", env_get(sb, "CI"));
 	assert_int_equal(60, sb->timeout_s);
-	assert_int_equal(1048576, sb->max_output_bytes);
+	assert_int_equal(3600, sb->background_timeout_s);
+	assert_int_equal(65536, sb->max_output_bytes);
 	assert_int_equal(1024, sb->resources.memory_mb);
 	assert_int_equal(256, sb->resources.pids);
 	assert_int_equal(120, sb->resources.cpu_s);
@@ -296,8 +297,8 @@ static void test_default_sandbox(void **state)
 	assert_int_equal(524288, sb->disk.image_inodes);
 	assert_string_equal("/var/lib/cmdwarden/disk", sb->disk.image_dir);
 	assert_strv(&sb->filesystem.read, rd, 1);
-	assert_strv(&sb->filesystem.write, wr, 2);
-	assert_strv(&sb->filesystem.exec, ex, 2);
+	assert_strv(&sb->filesystem.write, wr, 3);
+	assert_strv(&sb->filesystem.exec, ex, 4);
 	assert_strv(&sb->filesystem.deny, dn, 2);
 	assert_true(sb->network.default_allow);
 	/* link-local and metadata ranges, not single addresses */
@@ -330,7 +331,7 @@ static void test_default_sandbox(void **state)
 static void test_sandbox_merge(void **state)
 {
 	static const char *const pass[] = { "LANG", "TERM" };
-	static const char *const wr[] = { "/home/user", "/tmp" };
+	static const char *const wr[] = { "/home/user", "/tmp", "/dev/shm" };
 	const struct cw_sandbox *sb;
 	struct cw_policy *p;
 
@@ -354,7 +355,7 @@ static void test_sandbox_merge(void **state)
 	assert_false(sb->user_explicit);
 	assert_false(sb->cwd_explicit);
 	assert_int_equal(60, sb->timeout_s);
-	assert_strv(&sb->filesystem.write, wr, 2);
+	assert_strv(&sb->filesystem.write, wr, 3);
 	assert_int_equal(3, sb->network.ndeny);
 	/* the default profile itself is untouched */
 	assert_int_equal(1024, p->default_sandbox.resources.memory_mb);
