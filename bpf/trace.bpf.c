@@ -563,6 +563,27 @@ static __always_inline __u32 fill_file(struct trace_file *f,
 		f->group = s->a[3];
 		f->flags = s->a[4];
 		break;
+	case __NR_mkdir:
+		f->op = TRACE_OP_MKDIR;
+		path = (const char *)s->a[0];
+		f->mode = s->a[1];
+		break;
+	case __NR_mkdirat:
+		f->op = TRACE_OP_MKDIR;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->mode = s->a[2];
+		break;
+	case __NR_execve:
+		f->op = TRACE_OP_EXEC;
+		path = (const char *)s->a[0];
+		break;
+	case __NR_execveat:
+		f->op = TRACE_OP_EXEC;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->flags = s->a[4];
+		break;
 	}
 	len = read_path(f->path, path, &cut);
 	if (cut)
@@ -724,12 +745,31 @@ static __always_inline void count_write(struct trace_call *c,
 	kill_for(&c->bytes_hit);
 }
 
-/* An open for writing that gave a regular file (not /dev/null, a pipe or
- * a terminal). */
-static __always_inline int opened_for_write(const struct sc *s, __u32 flags)
+/*
+ * An open's deny_open check and its count of files opened for writing, on
+ * the path fill_file left in the scratch record. A global function, as
+ * unix_refused: the prefix loops are verified once, not once for each state
+ * cw_sys_exit reaches them in (that multiplied its verification cost about
+ * tenfold, seconds per agent start under emulation).
+ */
+__attribute__((noinline)) int open_limits(__u64 cgid, long ret, __u32 flags)
 {
-	return s->ret >= 0 && (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) &&
-	       fd_is_regular(s->ret);
+	struct trace_file2 *f2;
+	struct trace_call *c;
+	__u64 key = cgid;
+	__u32 zero = 0;
+
+	c = bpf_map_lookup_elem(&calls, &key);
+	f2 = bpf_map_lookup_elem(&scratch, &zero);
+	if (!c || !f2)
+		return 0;
+	deny_check(c, f2->f.path);
+	/* opened for writing, and a regular file (not /dev/null, a pipe or
+	 * a terminal) */
+	if (ret >= 0 && (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) &&
+	    fd_is_regular(ret))
+		count_file_written(c);
+	return 0;
 }
 
 SEC("tp_btf/sys_exit")
@@ -794,6 +834,15 @@ int cw_sys_exit(unsigned long long *ctx)
 	case __NR_lchown:
 	case __NR_fchown:
 	case __NR_fchownat:
+	case __NR_mkdir:
+	case __NR_mkdirat:
+		break;
+	case __NR_execve:
+	case __NR_execveat:
+		/* one that worked is the exec record; its arguments are
+		 * gone with the old image anyway */
+		if ((long)ctx[1] >= 0)
+			return 0;
 		break;
 	default:
 		return 0;
@@ -817,11 +866,8 @@ int cw_sys_exit(unsigned long long *ctx)
 	f = &f2->f;
 	len = fill_file(f, &s, cgid);
 	/* The limits hold whether or not the record finds room. */
-	if (is_open) {
-		deny_check(c, f->path);
-		if (opened_for_write(&s, f->flags))
-			count_file_written(c);
-	}
+	if (is_open)
+		open_limits(cgid, s.ret, f->flags);
 	if (f->op == TRACE_OP_RENAME) {
 		read_path(f2->path2, rename_target(&s), &cut);
 		if (cut)

@@ -31,6 +31,9 @@ enum trace_file_op {
 	TRACE_OP_CHOWN,
 	TRACE_OP_CONNECT,	/* TRACE_UNIX: connect */
 	TRACE_OP_SENDMSG,	/* TRACE_UNIX: sendto, sendmsg, sendmmsg */
+	TRACE_OP_MKDIR,
+	TRACE_OP_EXEC,		/* an execve or execveat that failed (one
+				 * that worked is a TRACE_EXEC) */
 };
 
 /* Bits of trace_hdr.truncated. */

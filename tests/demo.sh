@@ -13,7 +13,12 @@ STATE=$work/state
 AUDIT=$work/audit.jsonl
 id=0
 
-bold() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# bold only on a terminal: a log or a pipe gets plain text
+if [ -t 1 ]; then
+	bold() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+	bold() { printf '\n== %s\n' "$*"; }
+fi
 
 # start STATE_DIR [SERVE_ARGS...]
 start() {
@@ -59,8 +64,12 @@ printf '%s\n' "$RESP" | jq -r '"  tools: " + ([.result.tools[].name] | join(", "
 
 bold "1. An allowed command runs as the sandbox user and returns its output"
 echo '  $ echo "hello from $(id -un)"; uname -s'
-run_command 'echo "hello from $(id -un)"; uname -s' 
+run_command 'echo "hello from $(id -un)"; uname -s'
 show
+if ! getent passwd user >/dev/null; then
+	echo '  (this machine has no account "user", the one an E2B template runs commands'
+	echo '   as: the default profile fell back to "nobody"; the launch record names it)'
+fi
 
 bold "2. A tool the policy does not list is denied"
 id=$((id + 1))
@@ -109,6 +118,7 @@ show
 echo '  $ b(){ b|b& }; b    (a fork bomb, with a 3 s timeout)'
 run_command 'b(){ b|b& }; b; sleep 5' '{"timeout": 3}'
 show
+echo "  its exit record: $(jq -c 'select(.type == "exit") | {exit_code, signal, timed_out}' "$AUDIT" | tail -n 1)"
 printf '%s\n' '{"jsonrpc":"2.0","id":999,"method":"ping"}' >&"${CWP[1]}"
 IFS= read -r RESP <&"${CWP[0]}"
 echo "  the agent still answers: ping -> $(printf '%s' "$RESP" | jq -c .result)"

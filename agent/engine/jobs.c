@@ -231,8 +231,7 @@ void cw_job_finish(struct cw_job *j, const struct cw_spawn_result *run,
 	if (notes)
 		j->notes = *notes;
 	if (run) {
-		j->exit_code = run->term_signal ? 128 + run->term_signal :
-						  run->exit_code;
+		j->exit_code = cw_spawn_status(run);
 		j->term_signal = run->term_signal;
 		j->timed_out = run->timed_out;
 		j->left_running = run->left_running;

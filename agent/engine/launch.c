@@ -18,10 +18,13 @@
  * other layers then see everything the call did.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "audit/types.h"
 #include "engine/internal.h"
@@ -52,6 +55,16 @@ struct trace_ctx {
 	struct cw_audit_rec recs[TRACE_BATCH];	/* not written yet */
 	size_t n;
 	const struct cw_ns_holder *ns;	/* the call's namespaces, or NULL */
+	/* file accesses Landlock refused, for the notes */
+	const struct cw_sandbox *sb;
+	const char *cwd;		/* the command's start directory */
+	pid_t main_pid;			/* the command's own process */
+	uint64_t fs_denied;
+	char fs_first[224];
+	/* the last forks seen, child -> parent: a process that failed and
+	 * is gone is looked up in its parent's directory */
+	struct { uint32_t child, parent; } forks[64];
+	unsigned nforks;
 };
 
 /* One launch. */
@@ -197,7 +210,17 @@ static int resolve_account(struct launch *l)
 {
 	int ret;
 
-	ret = cw_user_resolve(l->sb, &l->user, &l->err);
+	if (l->ra->user[0]) {
+		/* an account the policy lists for calls to pick: named,
+		 * so never replaced by nobody */
+		struct cw_sandbox picked = *l->sb;
+
+		picked.user = (char *)l->ra->user; /* only read */
+		picked.user_explicit = true;
+		ret = cw_user_resolve(&picked, &l->user, &l->err);
+	} else {
+		ret = cw_user_resolve(l->sb, &l->user, &l->err);
+	}
 	if (ret < 0) {
 		cw_user_free(&l->user);
 		return step_failed(l, "could not launch the command", ret);
@@ -376,6 +399,93 @@ static void trace_flush(struct trace_ctx *tc)
 	tc->n = 0;
 }
 
+/* The directory a relative path of process pid was taken from: its cwd
+ * or descriptor dirfd while it lives; once it is gone, its parent's cwd
+ * (a fork shares it), or for the command's own process its start
+ * directory. 0, or -1 when unknown. */
+static int event_dir(const struct trace_ctx *tc, uint32_t pid, int dirfd,
+		     char *dir, size_t len)
+{
+	char link[64];
+	ssize_t n;
+	unsigned i;
+
+	if (dirfd == -100)
+		snprintf(link, sizeof(link), "/proc/%u/cwd", pid);
+	else
+		snprintf(link, sizeof(link), "/proc/%u/fd/%d", pid, dirfd);
+	n = readlink(link, dir, len - 1);
+	if (n > 0) {
+		dir[n] = '\0';
+		return 0;
+	}
+	if (dirfd != -100)
+		return -1;
+	for (i = 0; i < tc->nforks && i < CW_ARRAY_SIZE(tc->forks); i++)
+		if (tc->forks[i].child == pid) {
+			snprintf(link, sizeof(link), "/proc/%u/cwd",
+				 tc->forks[i].parent);
+			n = readlink(link, dir, len - 1);
+			if (n <= 0)
+				return -1;
+			dir[n] = '\0';
+			return 0;
+		}
+	if ((pid_t)pid != __atomic_load_n(&tc->main_pid, __ATOMIC_ACQUIRE) ||
+	    !tc->cwd)
+		return -1;
+	snprintf(dir, len, "%s", tc->cwd);
+	return 0;
+}
+
+/* The absolute path of a file event; 0, or -1 when it cannot be told.
+ * A resolved path must exist, as an exec's does, else it was resolved
+ * against the wrong directory. */
+static int event_path(const struct trace_ctx *tc,
+		      const struct cw_trace_event *ev, char *out, size_t len)
+{
+	char dir[PATH_MAX];
+	const char *rel = ev->path;
+	struct stat st;
+	int n;
+
+	if (rel[0] == '/')
+		return snprintf(out, len, "%s", rel) < (int)len ? 0 : -1;
+	if (event_dir(tc, ev->tid, ev->dirfd, dir, sizeof(dir)) < 0)
+		return -1;
+	while (rel[0] == '.' && rel[1] == '/')
+		rel += 2;
+	n = snprintf(out, len, "%s/%s", strcmp(dir, "/") ? dir : "", rel);
+	if (n <= 0 || (size_t)n >= len)
+		return -1;
+	if (!strcmp(ev->op, "exec") && stat(out, &st) < 0)
+		return -1;
+	return 0;
+}
+
+/* A file access refused with EACCES: counted for the notes when it was
+ * Landlock's (the policy's lists do not grant it). A relative path whose
+ * directory is gone with its process is told as given, with both causes
+ * it may have. */
+static void fs_refusal(struct trace_ctx *tc, const struct cw_trace_event *ev)
+{
+	char path[PATH_MAX], brief[sizeof(tc->fs_first)];
+
+	if (!tc->sb)
+		return;
+	if (event_path(tc, ev, path, sizeof(path)) == 0) {
+		if (!cw_notes_fs_refusal(tc->sb, ev->op, ev->flags, path,
+					 brief, sizeof(brief)))
+			return;
+	} else if (!cw_notes_fs_refusal_relative(ev->op, ev->flags,
+						 ev->path, brief,
+						 sizeof(brief))) {
+		return;
+	}
+	if (!tc->fs_denied++)
+		snprintf(tc->fs_first, sizeof(tc->fs_first), "%s", brief);
+}
+
 /* One exec, file or process record per kernel event of the call, written
  * in batches (a burst costs one write per batch, not per record); called
  * on the trace's reading thread, ev NULL when a round of reading ends.
@@ -390,6 +500,11 @@ static void trace_event(void *ctx, const struct cw_trace_event *ev)
 		trace_flush(tc);
 		return;
 	}
+	if (ev->kind == CW_TRACE_FORK)
+		tc->forks[tc->nforks++ % CW_ARRAY_SIZE(tc->forks)] =
+			(typeof(tc->forks[0])){ ev->child, ev->pid };
+	if (ev->kind == CW_TRACE_FILE && ev->has_ret && ev->ret == -EACCES)
+		fs_refusal(tc, ev);
 	if (ev->kind == CW_TRACE_UNIX) {
 		/* A socket without a reader refuses so too: not ours. */
 		masked = tc->ns ? cw_ns_socket_masked(tc->ns, ev->tid, ev->path) :
@@ -421,6 +536,8 @@ static int attach_trace(struct launch *l)
 	l->tctx.e = e;
 	l->tctx.invocation = l->r->invocation;
 	l->tctx.ns = l->ns ? &l->ns->h : NULL;
+	l->tctx.sb = l->sb;
+	l->tctx.cwd = l->so.cwd;
 	if (!inject(l, CW_STEP_TRACE))
 		l->tcall = cw_trace_call_add(e->trace, l->cgid,
 					     cw_cgroup_call_fd(l->cgc),
@@ -492,6 +609,8 @@ static void on_launch(void *ctx, pid_t pid, uid_t uid, gid_t gid,
 	l->uid = uid;
 	l->gid = gid;
 	snprintf(l->cwd, sizeof(l->cwd), "%s", cwd ? cwd : "");
+	/* read by the trace's thread */
+	__atomic_store_n(&l->tctx.main_pid, pid, __ATOMIC_RELEASE);
 	/* The flush runs while the command starts on another CPU; a call
 	 * whose count cannot be made durable does not go on. */
 	if (l->rates) {
@@ -522,6 +641,8 @@ static int spawn(struct launch *l)
 	l->so.env_extra = (const char *const *)l->ra->env;
 	l->so.timeout_ms = l->ra->timeout_ms;
 	l->so.background = l->ra->background;
+	l->so.stdin_data = l->ra->stdin_data;
+	l->so.stdin_len = l->ra->stdin_len;
 	if (rn) {
 		l->watch.cancel_fd = rn->cancel_fd;
 		l->watch.tick_ms = rn->tick_ms;
@@ -609,6 +730,8 @@ static void explain(struct launch *l)
 		.net_first = l->r->net_first,
 		.trace = l->e->trace && l->cgid ? &l->tst : NULL,
 		.seccomp_first = l->seccomp_first,
+		.fs_denied = l->tctx.fs_denied,
+		.fs_first = l->tctx.fs_first,
 	};
 
 	cw_notes_explain(&l->r->notes, &f);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* notes: engine/notes.h. */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -139,6 +140,81 @@ static void explain_refusals(struct cw_notes *n, const struct cw_note_facts *f)
 	if (t && t->deny.hit)
 		cw_note(n, "killed opening %s, beneath %s (sandbox.files.deny_open)",
 			t->deny_path, t->deny_prefix);
+	if (f->fs_denied)
+		cw_note(n, "%llu file access%s refused by Landlock (EACCES), the first: %s",
+			(unsigned long long)f->fs_denied,
+			f->fs_denied == 1 ? "" : "es",
+			f->fs_first ? f->fs_first : "");
+}
+
+static bool under_any(const char *path, const struct cw_strv *v,
+		      const char **which)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (cw_path_under(path, v->v[i])) {
+			*which = v->v[i];
+			return true;
+		}
+	return false;
+}
+
+/* The access a file operation needs of Landlock: "exec", "read",
+ * "write", or NULL for one Landlock does not refuse (chmod, chown). */
+static const char *access_needed(const char *op, uint32_t flags)
+{
+	if (!op)
+		return NULL;
+	if (!strcmp(op, "exec"))
+		return "exec";
+	if (!strcmp(op, "open"))
+		return flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC) ?
+			       "write" : "read";
+	if (!strcmp(op, "unlink") || !strcmp(op, "rmdir") ||
+	    !strcmp(op, "rename") || !strcmp(op, "mkdir"))
+		return "write";
+	return NULL;
+}
+
+bool cw_notes_fs_refusal_relative(const char *op, uint32_t flags,
+				  const char *path, char *brief, size_t len)
+{
+	const char *need = access_needed(op, flags);
+
+	if (!need || !path)
+		return false;
+	snprintf(brief, len, "%s %.160s (not beneath sandbox.filesystem.%s, or the file's own mode)",
+		 need, path, need);
+	return true;
+}
+
+bool cw_notes_fs_refusal(const struct cw_sandbox *sb, const char *op,
+			 uint32_t flags, const char *path, char *brief,
+			 size_t len)
+{
+	const char *need = access_needed(op, flags), *which;
+	const struct cw_strv *list;
+
+	if (!sb || !need || !path || path[0] != '/')
+		return false;
+	/* terminals: probed by programs such as the clear_console of a
+	 * login shell's ~/.bash_logout, never the agent's own doing */
+	if (!strncmp(path, "/dev/tty", 8) || !strcmp(path, "/dev/console"))
+		return false;
+	list = !strcmp(need, "exec")  ? &sb->filesystem.exec :
+	       !strcmp(need, "write") ? &sb->filesystem.write :
+					&sb->filesystem.read;
+	if (under_any(path, &sb->filesystem.deny, &which)) {
+		snprintf(brief, len, "%s %.160s (beneath %.64s, sandbox.filesystem.deny)",
+			 need, path, which);
+		return true;
+	}
+	if (under_any(path, list, &which))
+		return false;
+	snprintf(brief, len, "%s %.160s (not beneath sandbox.filesystem.%s)",
+		 need, path, need);
+	return true;
 }
 
 void cw_notes_explain(struct cw_notes *n, const struct cw_note_facts *f)

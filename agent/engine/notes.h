@@ -51,7 +51,24 @@ struct cw_note_facts {
 	const char *net_first;	/* the first refused connection, "" */
 	const struct cw_trace_stats *trace;
 	const char *seccomp_first; /* the first refused syscall's name, "" */
+	uint64_t fs_denied;	/* file accesses Landlock refused (as the
+				 * trace saw them: cw_notes_fs_refusal) */
+	const char *fs_first;	/* the first of them, "" */
 };
+
+/* Whether a file event's EACCES was Landlock's: the access op needs
+ * (exec; write for a writing open, unlink, rmdir, rename, mkdir; read) is
+ * not granted at path, an absolute path, by sb's filesystem lists, or a
+ * deny entry covers it. Then brief says what and which list, as "write
+ * /opt/x (not beneath sandbox.filesystem.write)". An EACCES where the
+ * lists grant the access came from the file's own permissions. */
+bool cw_notes_fs_refusal(const struct cw_sandbox *sb, const char *op,
+			 uint32_t flags, const char *path, char *brief,
+			 size_t len);
+/* The same for a relative path whose directory cannot be told any more:
+ * brief names the path as given and both causes it may have. */
+bool cw_notes_fs_refusal_relative(const char *op, uint32_t flags,
+				  const char *path, char *brief, size_t len);
 
 /* The notes of a call that ran: each kill, limit and refusal it met. */
 void cw_notes_explain(struct cw_notes *n, const struct cw_note_facts *f);

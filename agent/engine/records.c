@@ -76,6 +76,11 @@ json_t *cw_rec_launch(const char *tool, const struct cw_sandbox *sb,
 	json_object_set_new(rec, "layer_gaps", cw_engine_layer_gaps());
 	json_object_set_new(rec, "sources",
 			    trace ? cw_trace_sources(trace) : json_array());
+	if (sb->login_shell)
+		json_object_set_new(rec, "login_shell", json_true());
+	if (ra->stdin_data)
+		json_object_set_new(rec, "stdin_bytes",
+				    json_integer((json_int_t)ra->stdin_len));
 	if (ra->background)
 		json_object_set_new(rec, "background", json_true());
 	return rec;
@@ -113,7 +118,7 @@ json_t *cw_rec_exit(const struct cw_exit_facts *f)
 	rec = json_pack("{s:i, s:I, s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:b, s:b}",
 			"pid", (int)run->pid, "uid", (json_int_t)f->uid,
 			"gid", (json_int_t)f->gid, "cwd", f->cwd,
-			"exit_code", run->exit_code,
+			"exit_code", cw_spawn_status(run),
 			"signal", run->term_signal, "duration_ms",
 			(json_int_t)(run->duration_us / 1000),
 			"stdout_bytes", (json_int_t)run->out_total,

@@ -54,6 +54,19 @@ static bool valid_name(const char *s)
 	return true;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+const char *cw_grants_name_problem(const char *name)
+{
+	if (!valid_name(name))
+		return "a grant name is 1 to " STR(CW_GRANT_NAME_MAX)
+		       " letters, digits, '_', '-' or '.'";
+	if (strcmp(name, "local") == 0)
+		return "the grant name \"local\" is reserved for stdio callers; choose another";
+	return NULL;
+}
+
 static int hex_value(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -91,15 +104,9 @@ static int parse_grant(struct grant *g, const char *name, json_t *o,
 	json_t *v;
 
 	snprintf(where, sizeof(where), "grants.%s", name);
-	if (!valid_name(name)) {
-		cw_diag_add(d, source, 0, 0, where,
-			    "a grant name is 1 to %d letters, digits, '_', '-' or '.'",
-			    CW_GRANT_NAME_MAX);
-		return -EINVAL;
-	}
-	if (strcmp(name, "local") == 0) {
-		cw_diag_add(d, source, 0, 0, where,
-			    "the grant name \"local\" is reserved for stdio callers; choose another");
+	s = cw_grants_name_problem(name);
+	if (s) {
+		cw_diag_add(d, source, 0, 0, where, "%s", s);
 		return -EINVAL;
 	}
 	snprintf(g->name, sizeof(g->name), "%s", name);

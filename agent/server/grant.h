@@ -22,6 +22,9 @@
 
 struct cw_grants;
 
+/* Why name cannot name a grant (a message), or NULL when it can. */
+const char *cw_grants_name_problem(const char *name);
+
 /* Reads and validates a token file: refuses one that group or others may
  * access or another user owns. NULL with every problem in diag (file,
  * line and column where the parser gives them, and the JSON path). A

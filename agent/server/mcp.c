@@ -180,6 +180,8 @@ static json_t *result(json_t *id, json_t *res)
 static json_t *do_initialize(struct cw_mcp *m, json_t *id, json_t *params)
 {
 	const char *want = NULL;
+	struct cw_rules *rules;
+	json_t *res;
 	size_t i;
 
 	if (m->initialized)
@@ -201,14 +203,16 @@ static json_t *do_initialize(struct cw_mcp *m, json_t *id, json_t *params)
 	m->initialized = true;
 	m->elicit = json_is_object(json_object_get(
 		json_object_get(params, "capabilities"), "elicitation"));
-	return result(id,
-		      json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}",
-				"protocolVersion", m->version,
-				"capabilities", "tools", "listChanged", 0,
-				"serverInfo", "name", "cmdwarden", "title",
-				"cmdwarden execution-point enforcer",
-				"version", CW_VERSION, "instructions",
-				"Call run_command to run shell commands (background: true returns at once; then command_status and command_kill). Every call is decided by the execution policy, confined by the kernel and audited; denials start with [POLICY DENIED]."));
+	rules = rules_now(m);
+	res = json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}",
+			"protocolVersion", m->version,
+			"capabilities", "tools", "listChanged", 0,
+			"serverInfo", "name", "cmdwarden", "title",
+			"cmdwarden execution-point enforcer",
+			"version", CW_VERSION, "instructions",
+			cw_mcp_instructions(cw_rules_policy(rules)));
+	cw_rules_put(rules);
+	return result(id, res);
 }
 
 static json_t *tool_error(const char *text)

@@ -19,15 +19,18 @@
 /* The longest timeout a call may ask for, in seconds (a day). */
 #define MAX_TIMEOUT_S 86400
 
+/* What the server's instructions say of every call, after its tools. */
+#define INSTRUCTIONS_TAIL "Every call is decided by the execution policy, confined by the kernel and audited; denials start with [POLICY DENIED]."
+
 /* ---- run_command ------------------------------------------------------ */
 
 static json_t *run_input_schema(void)
 {
 	return json_pack(
-		"{s:s, s:{s:{s:s, s:i, s:s}, s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:{s:s}, s:s}, s:{s:s, s:i, s:s}}, s:[s], s:b}",
+		"{s:s, s:{s:{s:s, s:i, s:s}, s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:{s:s}, s:s}, s:{s:s, s:i, s:s}, s:{s:s, s:s}, s:{s:s, s:s}}, s:[s], s:b}",
 		"type", "object", "properties",
 		"command", "type", "string", "minLength", 1, "description",
-		"The shell command to run (run as `shell -c command`).",
+		"The shell command to run (run as `shell -l -c command`, a login shell, unless the policy says otherwise).",
 		"sandboxId", "type", "string", "description",
 		"Accepted and echoed back, for E2B compatibility.",
 		"background", "type", "boolean", "description",
@@ -39,6 +42,10 @@ static json_t *run_input_schema(void)
 		"timeout", "type", "number", "exclusiveMinimum", 0,
 		"description",
 		"Timeout in seconds; can only shorten the policy's.",
+		"stdin", "type", "string", "description",
+		"Text the command reads on its standard input (otherwise it reads nothing: /dev/null).",
+		"user", "type", "string", "description",
+		"The account to run as: one the policy lists in sandbox.users (otherwise the policy's user).",
 		"required", "command", "additionalProperties", 0);
 }
 
@@ -93,6 +100,8 @@ void cw_run_args_free(struct cw_run_args *a)
 
 	free(a->command);
 	a->command = NULL;
+	free(a->stdin_data);
+	a->stdin_data = NULL;
 	if (a->env)
 		for (i = 0; a->env[i]; i++)
 			free(a->env[i]);
@@ -101,7 +110,36 @@ void cw_run_args_free(struct cw_run_args *a)
 }
 
 static const char *const run_keys[] = { "command", "sandboxId", "background",
-					"cwd", "envs", "timeout" };
+					"cwd", "envs", "timeout", "stdin",
+					"user" };
+
+/* "user": the policy's own account, or one of sandbox.users. */
+static int parse_user(const struct cw_sandbox *sb, json_t *v,
+		      struct cw_run_args *a, char *msg, size_t len)
+{
+	const char *u = json_is_string(v) ? json_string_value(v) : NULL;
+	size_t i;
+
+	if (!u || !u[0] || strlen(u) >= sizeof(a->user)) {
+		snprintf(msg, len, "\"user\" must be an account name of at most %zu bytes",
+			 sizeof(a->user) - 1);
+		return -EINVAL;
+	}
+	if (sb->user && strcmp(u, sb->user) == 0)
+		return 0;	/* the policy's own: nothing to pick */
+	for (i = 0; i < sb->users.n; i++)
+		if (strcmp(u, sb->users.v[i]) == 0) {
+			snprintf(a->user, sizeof(a->user), "%s", u);
+			return 0;
+		}
+	if (!sb->users.n)
+		snprintf(msg, len, "\"user\": this policy lets no call pick its account (sandbox.users is empty); commands run as \"%.32s\"",
+			 sb->user ? sb->user : "user");
+	else
+		snprintf(msg, len, "\"user\": \"%.32s\" is not one of the accounts the policy lists in sandbox.users",
+			 u);
+	return -EINVAL;
+}
 
 /* "cwd": an absolute path, resolved, that narrows the sandbox's. */
 static int parse_cwd(const struct cw_sandbox *sb, json_t *v,
@@ -195,7 +233,7 @@ static int parse_run(const struct cw_sandbox *sb, json_t *args,
 		for (i = 0; i < CW_ARRAY_SIZE(run_keys); i++)
 			known |= strcmp(key, run_keys[i]) == 0;
 		if (!known) {
-			snprintf(msg, len, "unknown argument \"%.64s\"; expected command, sandboxId, background, cwd, envs or timeout",
+			snprintf(msg, len, "unknown argument \"%.64s\"; expected command, sandboxId, background, cwd, envs, timeout, stdin or user",
 				 key);
 			return -EINVAL;
 		}
@@ -249,6 +287,24 @@ static int parse_run(const struct cw_sandbox *sb, json_t *args,
 	v = json_object_get(args, "envs");
 	if (v && (ret = parse_envs(v, a, msg, len)) < 0)
 		return ret;
+	v = json_object_get(args, "user");
+	if (v && (ret = parse_user(sb, v, a, msg, len)) < 0)
+		return ret;
+	v = json_object_get(args, "stdin");
+	if (v && !json_is_string(v)) {
+		snprintf(msg, len, "\"stdin\" must be a string (the text the command reads on its standard input)");
+		return -EINVAL;
+	}
+	if (v) {
+		/* its length, not strlen: it may hold NUL bytes */
+		a->stdin_len = json_string_length(v);
+		a->stdin_data = malloc(a->stdin_len + 1);
+		if (!a->stdin_data) {
+			snprintf(msg, len, "out of memory");
+			return -ENOMEM;
+		}
+		memcpy(a->stdin_data, json_string_value(v), a->stdin_len + 1);
+	}
 	a->command = strdup(json_string_value(json_object_get(args, "command")));
 	if (!a->command) {
 		snprintf(msg, len, "out of memory");
@@ -382,9 +438,26 @@ json_t *cw_mcp_tools(const struct cw_policy *p)
 	size_t i;
 
 	for (i = 0; list && i < CW_ARRAY_SIZE(tools); i++)
-		if (!cw_policy_hidden(p, tools[i].name))
+		if (!cw_policy_refuses(p, tools[i].name))
 			json_array_append_new(list, tools[i].entry());
 	return list;
+}
+
+const char *cw_mcp_instructions(const struct cw_policy *p)
+{
+	bool run = !cw_policy_refuses(p, CW_TOOL_RUN_COMMAND);
+	bool status = !cw_policy_refuses(p, CW_TOOL_COMMAND_STATUS);
+	bool kill = !cw_policy_refuses(p, CW_TOOL_COMMAND_KILL);
+
+	if (!run)
+		return "This server's policy opens no tool to this caller.";
+	if (status && kill)
+		return "Call run_command to run shell commands (background: true returns at once; then command_status and command_kill). " INSTRUCTIONS_TAIL;
+	if (status)
+		return "Call run_command to run shell commands (background: true returns at once; then command_status). " INSTRUCTIONS_TAIL;
+	if (kill)
+		return "Call run_command to run shell commands (background: true returns at once; then command_kill). " INSTRUCTIONS_TAIL;
+	return "Call run_command to run shell commands. " INSTRUCTIONS_TAIL;
 }
 
 /* ---- results ----------------------------------------------------------- */
@@ -419,8 +492,7 @@ static json_t *notes_json(const struct cw_notes *n)
 
 json_t *cw_tool_result_json(const struct cw_call_result *r, bool extended)
 {
-	int code = r->run.term_signal ? 128 + r->run.term_signal :
-					r->run.exit_code;
+	int code = cw_spawn_status(&r->run);
 	json_t *o, *a;
 
 	if (r->background) {

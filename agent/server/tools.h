@@ -47,6 +47,11 @@ struct cw_run_args {
 	int64_t timeout_asked_ms; /* the call's "timeout", 0 when none */
 	bool timeout_capped;	/* it asked for more than the policy's */
 	char **env;		/* NULL-terminated "K=V" */
+	char user[33];		/* "user", one of sandbox.users; "": the
+				 * policy's */
+	char *stdin_data;	/* "stdin", fed to the command; NULL: none
+				 * (/dev/null) */
+	size_t stdin_len;
 };
 
 /* A tool call's arguments as the engine runs them. */
@@ -67,8 +72,11 @@ int cw_tool_args_parse(const struct cw_sandbox *sb, const char *tool,
 void cw_tool_args_free(struct cw_tool_args *a);
 void cw_run_args_free(struct cw_run_args *a);
 
-/* The tool list (hidden tools left out), as sent in tools/list. */
+/* The tool list as sent in tools/list: a tool the policy refuses whatever
+ * the call (cw_policy_refuses) is left out; it is still refused if called. */
 json_t *cw_mcp_tools(const struct cw_policy *p);
+/* The initialize result's instructions, naming only the listed tools. */
+const char *cw_mcp_instructions(const struct cw_policy *p);
 
 struct cw_call_result;
 

@@ -304,6 +304,46 @@ decisions() {
 	assert_output --partial '"1.2.3:80" is not an address to listen on'
 }
 
+@test "token --add writes a token file serve takes, updates a grant in place, and refuses bad names" {
+	local f="$T/made/tokens.json"
+	mkdir -p "$T/made"
+	run "$CW" token alice --add "$f"
+	assert_success
+	assert_line --index 0 --regexp '^[0-9a-f]{64}$'
+	assert_line --index 1 "cmdwarden: added grant \"alice\" in $f (mode 0600)"
+	old=${lines[0]}
+	assert_equal "$(stat -c %a "$f")" 600
+	"$CW" token bob --add "$f" --policy "$BATS_TEST_DIRNAME/policies/deny-run.json" >/dev/null 2>&1
+	# a new token for alice: the old one stops working, bob keeps his policy
+	run "$CW" token alice --add "$f"
+	assert_line --index 1 "cmdwarden: gave a new token to grant \"alice\" in $f (mode 0600)"
+	new=${lines[0]}
+	assert_equal "$(jq -r '.grants | keys | join(",")' "$f")" alice,bob
+	assert_equal "$(jq -r .grants.bob.policy "$f")" "$BATS_TEST_DIRNAME/policies/deny-run.json"
+	cp -p "$f" "$T/tokens.json"
+	http_start
+	run req POST "$old" "" "$INIT"
+	assert_output 401
+	http_init "$new" >/dev/null
+	# what serve would refuse is refused with its reason, and the file stays
+	cp "$f" "$T/before.json"
+	run "$CW" token local --add "$f"
+	assert_failure 2
+	assert_output 'cmdwarden: token: "local": the grant name "local" is reserved for stdio callers; choose another'
+	run "$CW" token 'a/b'
+	assert_failure 2
+	assert_output --partial "a grant name is 1 to 64 letters, digits"
+	echo '{"grants": [' >"$T/bad.json"
+	run "$CW" token carol --add "$T/bad.json"
+	assert_failure 1
+	assert_output --partial "$T/bad.json:2:0: not valid JSON"
+	assert_output --partial "it is left as it is"
+	assert_equal "$(cat "$T/bad.json")" '{"grants": ['
+	cmp "$f" "$T/before.json"
+	run ls "$T/made"
+	assert_output tokens.json
+}
+
 @test "two grants keep separate rate-limit counters; a grant's own policy decides its calls" {
 	make_tokens alice bob carol="$BATS_TEST_DIRNAME/policies/deny-run.json"
 	http_start --policy "$BATS_TEST_DIRNAME/policies/grant-limit.json"

@@ -89,14 +89,44 @@ setup() {
 }
 
 @test "tools/list gives run_command, command_status and command_kill with input and output schemas" {
-	mcp -- '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+	jq -n '{version: "1", default: "deny", tools: {run_command: {}, command_status: {}, command_kill: {}}}' >"$T/all.json"
+	mcp --policy "$T/all.json" -- '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
 	assert_equal "$(resp 2 | jq -c '[.result.tools[].name]')" '["run_command","command_status","command_kill"]'
 	assert_equal "$(resp 2 | jq -r '.result.tools[1].inputSchema.required[0]')" invocation_id
 	assert_equal "$(resp 2 | jq -r '.result.tools[2].outputSchema.properties.running.type')" boolean
 	assert_equal "$(resp 2 | jq -r '.result.tools[0].name')" run_command
 	assert_equal "$(resp 2 | jq -r '.result.tools[0].inputSchema.required[0]')" command
 	assert_equal "$(resp 2 | jq -r '.result.tools[0].inputSchema.properties.timeout.type')" number
+	assert_equal "$(resp 2 | jq -r '.result.tools[0].inputSchema.properties.stdin.type')" string
 	assert_equal "$(resp 2 | jq -r '.result.tools[0].outputSchema.properties.exit_code.type')" integer
+	run jq -r '.result.instructions' <<<"$(resp 0)"
+	assert_output --partial "then command_status and command_kill"
+}
+
+@test "tools/list and the instructions name only the tools the policy would not refuse outright; those are still refused" {
+	# the seed policy: run_command only (its rule unchanged), the rest denied by default
+	mcp -- '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' \
+		'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"command_status","arguments":{"invocation_id":"inv-0"}}}' \
+		"$(call_json 4 'echo still-runs')"
+	assert_equal "$(resp 2 | jq -c '[.result.tools[].name]')" '["run_command"]'
+	run jq -r '.result.instructions' <<<"$(resp 0)"
+	assert_output --partial "Call run_command to run shell commands. "
+	refute_output --partial command_status
+	assert_equal "$(resp 3 | jq -r .result.isError)" true
+	[[ "$(resp 3 | jq -r '.result.content[0].text')" == "[POLICY DENIED]"* ]]
+	assert_equal "$(text 4 | jq -r .stdout)" still-runs
+	# a rule whose action is deny: left out; one with conditions is listed
+	jq -n '{version: "1", default: "allow", tools: {command_kill: {action: "deny"},
+		command_status: {deny_if: [{path: "args.invocation_id", op: "eq", value: "x"}]}}}' >"$T/p.json"
+	mcp --policy "$T/p.json" -- '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+	assert_equal "$(resp 2 | jq -c '[.result.tools[].name]')" '["run_command","command_status"]'
+	run jq -r '.result.instructions' <<<"$(resp 0)"
+	assert_output --partial "then command_status). "
+	# nothing open at all
+	jq -n '{version: "1", default: "deny", tools: {}}' >"$T/none.json"
+	mcp --policy "$T/none.json" -- '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+	assert_equal "$(resp 2 | jq -c .result.tools)" '[]'
+	assert_equal "$(resp 0 | jq -r .result.instructions)" "This server's policy opens no tool to this caller."
 }
 
 @test "tools/list leaves hidden tools out" {

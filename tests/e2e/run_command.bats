@@ -78,9 +78,13 @@ JSON
 	mcp -- "$(call_json 1 'env' '{"envs":{"MY_VAR":"x y"}}')"
 	run text 1
 	refute_output --partial CW_AGENT_SECRET
-	assert_output --partial 'PATH=/usr/local/bin:/usr/bin:/bin'
 	assert_output --partial 'LANG=C.UTF-8'
 	assert_output --partial 'MY_VAR=x y'
+	# the login shell's profile files may set PATH; without one the
+	# policy's PATH is the command's, exactly
+	jq -n '{version: "1", default: "deny", tools: {run_command: {sandbox: {login_shell: false}}}}' >"$T/nl.json"
+	mcp --policy "$T/nl.json" -- "$(call_json 1 'echo "$PATH"')"
+	assert_equal "$(text 1 | jq -r .stdout)" /usr/local/bin:/usr/bin:/bin
 }
 
 @test "a tool the policy does not list is denied" {
@@ -223,6 +227,8 @@ JSON
 	assert_equal "$(structured 1 signal)" 9
 	# an agent reading only the text is told too
 	assert_equal "$(text 1 | jq -c '[.timed_out, .signal, .exit_code]')" '[true,9,137]'
+	# and the exit record says what the result says
+	assert_equal "$(jq -c 'select(.type == "exit") | [.timed_out, .signal, .exit_code]' "$AUDIT")" '[true,9,137]'
 	run pgrep -f "sleep $NAP"
 	assert_failure
 }

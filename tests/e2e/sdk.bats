@@ -20,7 +20,7 @@ teardown() {
 	json=$(node "$BATS_TEST_DIRNAME/sdk-client.mjs" "$CW" --state-dir "$STATE" --audit "$AUDIT" 2>"$T/sdk.err") ||
 		fail "the SDK client failed: $(cat "$T/sdk.err")"
 	assert_equal "$(jq -r .server.name <<<"$json")" cmdwarden
-	assert_equal "$(jq -c .tools <<<"$json")" '["run_command","command_status","command_kill"]'
+	assert_equal "$(jq -c .tools <<<"$json")" '["run_command"]'
 	assert_equal "$(jq -r .allowed.structuredContent.stdout <<<"$json")" from-sdk
 	assert_equal "$(jq -r .allowed.structuredContent.exit_code <<<"$json")" 2
 	assert_equal "$(jq -r .allowed.structuredContent.sandboxId <<<"$json")" sdk
@@ -41,7 +41,7 @@ teardown() {
 	http_stop
 	assert_equal "$(jq -r .server.name <<<"$json")" cmdwarden
 	assert_equal "$(jq -r .protocol <<<"$json")" 2025-11-25
-	assert_equal "$(jq -c .tools <<<"$json")" '["run_command","command_status","command_kill"]'
+	assert_equal "$(jq -c .tools <<<"$json")" '["run_command"]'
 	assert_equal "$(jq -r .allowed.structuredContent.stdout <<<"$json")" from-http
 	assert_equal "$(jq -r .allowed.structuredContent.exit_code <<<"$json")" 3
 	assert_equal "$(jq -r .allowed.structuredContent.sandboxId <<<"$json")" sdk-http

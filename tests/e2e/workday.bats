@@ -40,6 +40,7 @@ setup() {
 
 teardown() {
 	pkill -u user -f "http.server $PORT" 2>/dev/null || true
+	[ -z "${ACCT:-}" ] || userdel -r "$ACCT" 2>/dev/null || true
 	rm -rf "$W"
 	rm -f /dev/shm/cw-workday.*
 }
@@ -175,6 +176,40 @@ with ProcessPoolExecutor(2) as x: print(sum(x.map(abs, [-4, 5])))' && echo mine 
 	assert_output --partial "Aborting commit due to empty commit message"
 }
 
+@test "as E2B: a login shell reads the profile, stdin is the call's or empty, and a call picks an account the policy lists" {
+	# an account of this test's own, with a profile that puts ~/bin on PATH
+	ACCT=cwday$$
+	local acct=$ACCT
+	useradd -m -d /home/$acct -s /bin/bash "$acct"
+	runuser -u "$acct" -- sh -c 'mkdir -p ~/bin && printf "#!/bin/sh\necho tool-ok\n" >~/bin/daytool && chmod +x ~/bin/daytool && echo "PATH=\$HOME/bin:\$PATH" >~/.bash_profile'
+	jq -n --arg a "$acct" '{version: "1", default: "deny", tools: {run_command: {sandbox: {users: [$a],
+		filesystem: {exec: ["/usr", "/bin", "/home"]}}}}}' >"$T/u.json"
+	jq -n --arg a "$acct" '{version: "1", default: "deny", tools: {run_command: {sandbox: {users: [$a], login_shell: false,
+		filesystem: {exec: ["/usr", "/bin", "/home"]}}}}}' >"$T/nl.json"
+	u="{\"user\":\"$acct\"}"
+	# without a login shell the profile is not read
+	mcp --policy "$T/nl.json" -- "$(call_json 6 'shopt -q login_shell || echo not-login; daytool' "$u")"
+	run out 6
+	assert_line --index 0 not-login
+	assert_equal "$(text 6 | jq -r .exit_code)" 127
+	mcp --policy "$T/u.json" -- "$(call_json 1 'id -un; shopt -q login_shell && echo login; daytool' "$u")" \
+		"$(call_json 2 'wc -l; cat' '{"stdin":"one\ntwo\n"}')" \
+		"$(call_json 3 'cat; echo "read=$?"' '{"timeout":5}')" \
+		"$(call_json 4 'id -un')" \
+		"$(call_json 5 'true' '{"user":"root"}')"
+	assert_equal "$(out 1)" "$(printf '%s\nlogin\ntool-ok' "$acct")" || fail "$(err 1)"
+	# stdin: the call's text, read to its end; none: /dev/null, no wait
+	assert_equal "$(out 2)" 2
+	assert_equal "$(out 3)" read=0
+	assert_equal "$(structured 3 timed_out)" false
+	assert_equal "$(jq -r 'select(.type == "launch") | .stdin_bytes // empty' "$AUDIT" | head -n 1)" 8
+	# the policy's own account when the call names none; root is not listed
+	assert_equal "$(out 4)" user
+	assert_equal "$(resp 5 | jq -r .result.isError)" true
+	run jq -r '.result.content[0].text' <<<"$(resp 5)"
+	assert_output --partial '"root" is not one of the accounts the policy lists in sandbox.users'
+}
+
 @test "a timeout says its limit, and that the longer one the call asked for was cut to it" {
 	jq -n '{version: "1", default: "deny", tools: {run_command: {sandbox: {timeout_s: 1}}}}' >"$T/t.json"
 	mcp --policy "$T/t.json" -- "$(call_json 1 "sleep 30" '{"timeout":20}')" "$(call_json 2 "sleep 30")" \
@@ -195,7 +230,7 @@ with ProcessPoolExecutor(2) as x: print(sum(x.map(abs, [-4, 5])))' && echo mine 
 @test "the process limit, a refused connection and a refused system call each have a note; stdout is untouched" {
 	jq -n '{version: "1", default: "deny", tools: {run_command: {sandbox: {resources: {pids: 16}, network: {deny: ["192.0.2.0/24"]}}}}}' >"$T/n.json"
 	mcp --policy "$T/n.json" -- \
-		"$(call_json 1 'for i in $(seq 40); do sleep 1 & done 2>/dev/null; echo forked')" \
+		"$(call_json 1 '(for i in $(seq 40); do sleep 1 & done) 2>/dev/null; echo forked')" \
 		"$(call_json 2 "python3 -c 'import socket; socket.create_connection((\"192.0.2.7\", 8443), timeout=3)' 2>/dev/null; echo rc=\$?")" \
 		"$(call_json 3 'unshare -U true 2>/dev/null; echo rc=$?')"
 	assert_equal "$(out 1)" forked || fail "$(text 1)"
@@ -226,8 +261,25 @@ with ProcessPoolExecutor(2) as x: print(sum(x.map(abs, [-4, 5])))' && echo mine 
 	mcp --policy "$LOCKED" -- \
 		"$(call_json 1 "cd $W && cp /bin/echo ./myecho && ./myecho bin-ok; echo rc=\$?")" \
 		"$(call_json 2 "exec 3<>/dev/tcp/192.0.2.7/443; echo rc=\$?")" \
-		"$(call_json 3 "echo fine")"
+		"$(call_json 3 "echo fine")" \
+		"$(call_json 4 "mkdir /var/tmp/cw-day-\$\$ 2>/dev/null; echo rc=\$?")" \
+		"$(call_json 5 "$W/myecho again; echo rc=\$?")"
 	assert_equal "$(out 1)" rc=126
+	assert_equal "$(out 5)" rc=126
+	# where the kernel's events tell it, the note names the path and the list
+	if jq -se 'any(.[]; .type == "agent" and .layers.bpf_trace)' "$AUDIT" >/dev/null; then
+		run err 5
+		assert_line "[cmdwarden] 1 file access refused by Landlock (EACCES), the first: exec $W/myecho (not beneath sandbox.filesystem.exec)"
+		# ./myecho's directory is gone with its shell by the time the
+		# event is read: told as given, with both causes
+		run err 1
+		assert_line "[cmdwarden] 1 file access refused by Landlock (EACCES), the first: exec ./myecho (not beneath sandbox.filesystem.exec, or the file's own mode)"
+		assert_equal "$(out 4)" rc=1
+		run err 4
+		assert_line --regexp '^\[cmdwarden\] 1 file access refused by Landlock \(EACCES\), the first: write /var/tmp/cw-day-[0-9]+ \(not beneath sandbox.filesystem.write\)$'
+		# the failed exec is in the trail too
+		assert_equal "$(jq -r 'select(.type == "file" and .op == "exec") | [.path, .error] | join(" ")' "$AUDIT")" "$(printf './myecho Permission denied\n%s/myecho Permission denied' "$W")"
+	fi
 	assert_equal "$(out 2)" rc=1
 	run err 2
 	assert_line "[cmdwarden] 1 connection refused by sandbox.network, the first 192.0.2.7:443 (rule default)"

@@ -142,10 +142,11 @@ export CW_E2E_FLOOD=5000
 export CW_E2E_SOAK="10 10"
 # The suites whose outcome depends on what the kernel offers (event
 # sources, BPF without BTF or JIT, Landlock, cgroups, namespaces, tmpfs,
-# network, seccomp, probe and required layers) run in both passes. The MCP, HTTP, approval,
-# reload, SDK and docs suites run the same code on any kernel and run on
+# network, seccomp, probe and required layers, and the default profile's
+# day of work) run in both passes. The MCP, HTTP, approval, reload, SDK and
+# docs suites run the same code on any kernel and run on
 # the host (make check); vmtest.suites=all adds them to the full pass.
-kernel_suites=(tests/e2e/{audit,audit_cli,cli,concurrency,disk,layers,namespaces,network,run_command,seccomp,trace}.bats)
+kernel_suites=(tests/e2e/{audit,audit_cli,cli,concurrency,disk,layers,namespaces,network,run_command,seccomp,trace,workday}.bats)
 suites=$(sed -n 's/.*vmtest\.suites=\([^ ]*\).*/\1/p' /proc/cmdline)
 case ",${passes:-full}," in
 *,full,*)

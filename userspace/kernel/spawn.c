@@ -14,7 +14,8 @@
  * The child, in this order:
  *  1. setsid: its own session and process group, no controlling terminal;
  *     the parent can then signal the whole tree with kill(-pgid).
- *  2. dup2 /dev/null, the stdout pipe and the stderr pipe onto 0, 1, 2.
+ *  2. dup2 stdin (/dev/null or the call's data), the stdout pipe and the
+ *     stderr pipe onto 0, 1, 2.
  *  3. close every other descriptor (close_range) but the CLOEXEC error pipe:
  *     the agent's sockets, audit log and database must not leak.
  *  4. reset signal dispositions and unblock all signals: ignored signals and
@@ -60,6 +61,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -632,12 +634,61 @@ static pid_t waitpid_eintr(pid_t pid, int *status, int flags)
 	return r;
 }
 
-/* The output pipes, the error pipe and /dev/null; every end the child
- * uses is above 2 and every descriptor is CLOEXEC. */
-static int open_fds(int out[2], int errp[2], int rp[2], int *devnull,
-		    struct cw_error *err)
+/* The command's stdin: the call's data in a memfd read from its start,
+ * or /dev/null. */
+static int open_stdin(const struct cw_spawn_opts *o, struct cw_error *err)
 {
-	int *child_ends[] = { devnull, &out[1], &errp[1], &rp[1] };
+	char eb[128];
+	size_t off = 0;
+	ssize_t n;
+	int fd, rc;
+
+	if (!o->stdin_data) {
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			rc = -errno;
+			cw_error_set(err, "open /dev/null: %s",
+				     errstr(-rc, eb, sizeof(eb)));
+			return rc;
+		}
+		return fd;
+	}
+	fd = memfd_create("cmdwarden-stdin", MFD_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		cw_error_set(err, "memfd_create for stdin: %s",
+			     errstr(-rc, eb, sizeof(eb)));
+		return rc;
+	}
+	while (off < o->stdin_len) {
+		n = write(fd, o->stdin_data + off, o->stdin_len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : -EIO;
+			cw_error_set(err, "writing stdin to its memfd: %s",
+				     errstr(-rc, eb, sizeof(eb)));
+			close(fd);
+			return rc;
+		}
+		off += (size_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		rc = -errno;
+		cw_error_set(err, "lseek on stdin's memfd: %s",
+			     errstr(-rc, eb, sizeof(eb)));
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/* The output pipes, the error pipe and stdin; every end the child uses is
+ * above 2 and every descriptor is CLOEXEC. */
+static int open_fds(const struct cw_spawn_opts *o, int out[2], int errp[2],
+		    int rp[2], int *stdin_fd, struct cw_error *err)
+{
+	int *child_ends[] = { stdin_fd, &out[1], &errp[1], &rp[1] };
 	char eb[128];
 	size_t i;
 	int rc;
@@ -654,13 +705,10 @@ static int open_fds(int out[2], int errp[2], int rp[2], int *devnull,
 			     errstr(-rc, eb, sizeof(eb)));
 		return rc;
 	}
-	*devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (*devnull < 0) {
-		rc = -errno;
-		cw_error_set(err, "open /dev/null: %s",
-			     errstr(-rc, eb, sizeof(eb)));
+	rc = open_stdin(o, err);
+	if (rc < 0)
 		return rc;
-	}
+	*stdin_fd = rc;
 	for (i = 0; i < CW_ARRAY_SIZE(child_ends); i++) {
 		rc = above_stdio(child_ends[i]);
 		if (rc < 0) {
@@ -1254,10 +1302,10 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	struct stream s[2];
 	sigset_t all, old;
 	int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, rp[2] = { -1, -1 };
-	int devnull = -1, v2procs = -1, rc, i;
+	int stdin_fd = -1, v2procs = -1, rc, i;
 	int64_t timeout_ms, grace_ms, sb_ms, start;
 	const struct cw_sandbox *sb;
-	const char *argv[4];
+	const char *argv[5];
 	char eb[128];
 	size_t max;
 	pid_t pid;
@@ -1305,16 +1353,19 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 	if (grace_ms > MAX_WAIT_MS)
 		grace_ms = MAX_WAIT_MS;
 
-	rc = open_fds(out, errp, rp, &devnull, err);
+	rc = open_fds(o, out, errp, rp, &stdin_fd, err);
 	if (rc < 0)
 		goto out;
 
-	argv[0] = sb->shell;
-	argv[1] = "-c";
-	argv[2] = o->command;
-	argv[3] = NULL;
+	i = 0;
+	argv[i++] = sb->shell;
+	if (sb->login_shell)
+		argv[i++] = "-l";
+	argv[i++] = "-c";
+	argv[i++] = o->command;
+	argv[i] = NULL;
 	plan_fill(&pl, o, u, env.v, argv);
-	pl.fd_in = devnull;
+	pl.fd_in = stdin_fd;
 	pl.fd_out = out[1];
 	pl.fd_err = errp[1];
 	pl.fd_report = rp[1];
@@ -1344,7 +1395,7 @@ int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 		cw_error_set(err, "fork: %s", errstr(-rc, eb, sizeof(eb)));
 		goto out;
 	}
-	close_fd(&devnull);
+	close_fd(&stdin_fd);
 	close_fd(&out[1]);
 	close_fd(&errp[1]);
 	close_fd(&rp[1]);
@@ -1378,7 +1429,7 @@ out:
 	cw_seccomp_listener_free(lis);
 	close_fd(&s[1].fd);
 	close_fd(&s[0].fd);
-	close_fd(&devnull);
+	close_fd(&stdin_fd);
 	close_fd(&rp[1]);
 	close_fd(&rp[0]);
 	close_fd(&errp[1]);

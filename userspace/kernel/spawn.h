@@ -46,6 +46,11 @@ struct cw_spawn_opts {
 				     * (the launch record names it); NULL:
 				     * resolved here */
 	const char *const *env_extra; /* "K=V" from the call; NULL-terminated */
+	/* What the command reads on stdin, given as a file of its own (a
+	 * memfd: it never blocks the agent and ends where the data ends);
+	 * NULL: /dev/null. */
+	const char *stdin_data;
+	size_t stdin_len;
 	int64_t timeout_ms;	/* <= 0: sb->timeout_s, or for a background
 				 * command sb->background_timeout_s */
 	bool background;	/* capped by background_timeout_s (0: none)
@@ -114,5 +119,13 @@ struct cw_spawn_result {
 int cw_spawn_run(const struct cw_spawn_opts *o, struct cw_spawn_result *r,
 		 struct cw_error *err);
 void cw_spawn_result_free(struct cw_spawn_result *r);
+
+/* The exit status as a shell reports it: 128 + the signal when one ended
+ * the command, else its exit code. The result, the exit record and a
+ * job's state all say this one. */
+static inline int cw_spawn_status(const struct cw_spawn_result *r)
+{
+	return r->term_signal ? 128 + r->term_signal : r->exit_code;
+}
 
 #endif

@@ -108,6 +108,7 @@ static const char *const file_ops[] = {
 	[TRACE_OP_RMDIR] = "rmdir",   [TRACE_OP_RENAME] = "rename",
 	[TRACE_OP_CHMOD] = "chmod",   [TRACE_OP_CHOWN] = "chown",
 	[TRACE_OP_CONNECT] = "connect", [TRACE_OP_SENDMSG] = "sendmsg",
+	[TRACE_OP_MKDIR] = "mkdir",   [TRACE_OP_EXEC] = "exec",
 };
 
 /* A string field of a record: NUL-terminated within its array. */
@@ -229,7 +230,7 @@ static const char *const words[] = {
 	"chmod",  "chown",    "modify",	   "close_write", "fork", "exit",
 	"rdonly", "wronly",   "rdwr",	   "creat",    "excl",	  "trunc",
 	"append", "directory", "nofollow", "cloexec",  "path",	  "tmpfile",
-	"connect", "sendmsg", "unix",
+	"connect", "sendmsg", "unix",	   "mkdir",    "exec",
 };
 static json_t *word_vals[CW_ARRAY_SIZE(words)];
 static pthread_once_t words_once = PTHREAD_ONCE_INIT;
@@ -393,7 +394,8 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 			put(o, "flags", open_flags(ev->flags));
 			if (ev->flags & O_CREAT)
 				put(o, "mode", json_integer(ev->mode));
-		} else if (!strcmp(ev->op, "chmod")) {
+		} else if (!strcmp(ev->op, "chmod") ||
+			   !strcmp(ev->op, "mkdir")) {
 			put(o, "mode", json_integer(ev->mode));
 		} else if (!strcmp(ev->op, "chown")) {
 			put(o, "owner", json_integer(ev->owner));

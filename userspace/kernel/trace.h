@@ -86,7 +86,8 @@ struct cw_trace_event {
 	int exit_signal;	/* exit: the signal, 0 if none */
 	/* file */
 	const char *op;		/* "open", "unlink", "rmdir", "rename", "chmod",
-				 * "chown"; fanotify: "open", "modify",
+				 * "chown", "mkdir", "exec" (a failed one);
+				 * fanotify: "open", "modify",
 				 * "close_write"; unix: "connect", "sendmsg" */
 	const char *path;
 	const char *path2;	/* rename's target, else NULL */

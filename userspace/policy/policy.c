@@ -1080,6 +1080,19 @@ bool cw_policy_hidden(const struct cw_policy *p, const char *tool)
 				    sizeof(char *), cmp_name_str);
 }
 
+bool cw_policy_refuses(const struct cw_policy *p, const char *tool)
+{
+	const struct cw_rule *r;
+
+	if (!p || !tool)
+		return false;
+	if (cw_policy_hidden(p, tool))
+		return true;
+	r = cw_policy_rule(p, tool);
+	return r ? r->action == CW_ACTION_DENY :
+		   p->default_action == CW_ACTION_DENY;
+}
+
 const struct cw_sandbox *cw_policy_sandbox(const struct cw_policy *p)
 {
 	const struct cw_rule *r = cw_policy_rule(p, "run_command");

@@ -126,7 +126,11 @@ struct cw_strv {
 struct cw_sandbox {
 	char *user;		/* default "user" */
 	bool user_explicit;	/* the policy named the user */
+	struct cw_strv users;	/* the accounts a call may pick with its
+				 * "user" argument; default none */
 	char *shell;		/* default "/bin/bash" */
+	bool login_shell;	/* shell -l -c, as E2B runs commands: the
+				 * profile files set PATH; default true */
 	char *cwd;		/* default "/home/user" */
 	bool cwd_explicit;	/* the policy named cwd (else a missing default
 				 * falls back to the user's home, then "/") */
@@ -237,6 +241,10 @@ const struct cw_rule *cw_policy_rule(const struct cw_policy *p,
 				     const char *tool);
 /* True when the tool is hidden (left out of tools/list, denied if called). */
 bool cw_policy_hidden(const struct cw_policy *p, const char *tool);
+/* True when every call of the tool is refused whatever its arguments:
+ * hidden, a rule whose action is deny, or not listed under default deny.
+ * tools/list leaves such a tool out. */
+bool cw_policy_refuses(const struct cw_policy *p, const char *tool);
 /* The sandbox for run_command: its rule's, else the default profile. */
 const struct cw_sandbox *cw_policy_sandbox(const struct cw_policy *p);
 

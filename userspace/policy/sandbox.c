@@ -34,8 +34,8 @@
  */
 static const char default_sandbox_json[] =
 	"{\n"
-	"  \"user\": \"user\",\n"
-	"  \"shell\": \"/bin/bash\",\n"
+	"  \"user\": \"user\", \"users\": [],\n"
+	"  \"shell\": \"/bin/bash\", \"login_shell\": true,\n"
 	"  \"cwd\": \"/home/user\",\n"
 	"  \"env\": {\n"
 	"    \"pass\": [\"LANG\", \"TERM\"],\n"
@@ -102,6 +102,7 @@ void cw_sandbox_free(struct cw_sandbox *sb)
 	free(sb->user);
 	free(sb->shell);
 	free(sb->cwd);
+	cw_load_strv_free(&sb->users);
 	cw_load_strv_free(&sb->env_pass);
 	cw_load_strv_free(&sb->env_set_keys);
 	cw_load_strv_free(&sb->env_set_vals);
@@ -817,7 +818,9 @@ static void apply_layers(struct cw_loader *ld, struct cw_sandbox *sb, json_t *a,
 void cw_sandbox_apply(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 		      const char *path, bool explicit)
 {
-	static const char *const keys[] = { "user", "shell", "cwd", "env",
+	static const char *const keys[] = { "user", "users", "shell",
+					    "login_shell",
+					    "cwd", "env",
 					    "timeout_s", "background_timeout_s",
 					    "max_output_bytes", "resources", "filesystem",
 					    "network", "seccomp", "files",
@@ -844,10 +847,16 @@ void cw_sandbox_apply(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 		set_str(ld, v, kp, check_user, &sb->user);
 		sb->user_explicit = explicit;
 	}
+	key_strv(ld, o, path, "users", "an array of user names", check_user,
+		 &sb->users);
 	v = json_object_get(o, "shell");
 	cw_load_key(kp, path, "shell");
 	if (v)
 		set_str(ld, v, kp, check_abs_path, &sb->shell);
+	v = json_object_get(o, "login_shell");
+	cw_load_key(kp, path, "login_shell");
+	if (v)
+		set_bool(ld, v, kp, &sb->login_shell);
 	v = json_object_get(o, "cwd");
 	cw_load_key(kp, path, "cwd");
 	if (v) {

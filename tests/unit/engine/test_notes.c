@@ -2,6 +2,7 @@
 /* The notes a result carries: one for each kill, limit and refusal, in
  * words that name the limit and the policy key; none for a call that met
  * none; bounded; appended to stderr after a newline of its own. */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,7 +33,7 @@ static void init(struct fixture *x)
 	x->sb.resources.file_size_mb = 2;
 	x->ra.timeout_ms = 60000;
 	x->f = (struct cw_note_facts){ &x->sb, &x->ra, &x->run, &x->cg,
-				       &x->net, "", &x->trace, "" };
+				       &x->net, "", &x->trace, "", 0, "" };
 }
 
 static void explain(struct fixture *x)
@@ -178,6 +179,53 @@ static void test_bounded_and_appended(void **state)
 	cw_buf_free(&b);
 }
 
+/* An EACCES is Landlock's only where the lists do not grant the access. */
+static void test_fs_refusal(void **state)
+{
+	char *wr[] = { "/home/user", "/tmp" }, *ex[] = { "/usr", "/bin" },
+	     *rd[] = { "/" }, *dn[] = { "/root" };
+	struct cw_sandbox sb;
+	char b[224];
+
+	(void)state;
+	memset(&sb, 0, sizeof(sb));
+	sb.filesystem.write = (struct cw_strv){ wr, 2 };
+	sb.filesystem.exec = (struct cw_strv){ ex, 2 };
+	sb.filesystem.read = (struct cw_strv){ rd, 1 };
+	sb.filesystem.deny = (struct cw_strv){ dn, 1 };
+	assert_true(cw_notes_fs_refusal(&sb, "open", O_WRONLY | O_CREAT,
+					"/opt/x", b, sizeof(b)));
+	assert_string_equal("write /opt/x (not beneath sandbox.filesystem.write)", b);
+	assert_true(cw_notes_fs_refusal(&sb, "exec", 0, "/home/user/a.out", b,
+					sizeof(b)));
+	assert_string_equal("exec /home/user/a.out (not beneath sandbox.filesystem.exec)", b);
+	assert_true(cw_notes_fs_refusal(&sb, "open", O_RDONLY, "/root/.ssh/id",
+					b, sizeof(b)));
+	assert_string_equal("read /root/.ssh/id (beneath /root, sandbox.filesystem.deny)", b);
+	assert_true(cw_notes_fs_refusal(&sb, "mkdir", 0, "/var/tmp/d", b,
+					sizeof(b)));
+	/* granted by the lists: the file's own mode refused it */
+	assert_false(cw_notes_fs_refusal(&sb, "open", O_WRONLY,
+					 "/home/user/ro.txt", b, sizeof(b)));
+	assert_false(cw_notes_fs_refusal(&sb, "exec", 0, "/usr/bin/noexec",
+					 b, sizeof(b)));
+	assert_false(cw_notes_fs_refusal(&sb, "open", O_RDONLY, "/etc/x", b,
+					 sizeof(b)));
+	/* terminals a logout script probes: not the agent's doing */
+	assert_false(cw_notes_fs_refusal(&sb, "open", O_WRONLY, "/dev/tty0",
+					 b, sizeof(b)));
+	/* not Landlock's to refuse, and not an absolute path */
+	assert_false(cw_notes_fs_refusal(&sb, "chmod", 0, "/opt/x", b,
+					 sizeof(b)));
+	assert_false(cw_notes_fs_refusal(&sb, "exec", 0, "./a.out", b,
+					 sizeof(b)));
+	assert_true(cw_notes_fs_refusal_relative("exec", 0, "./a.out", b,
+						 sizeof(b)));
+	assert_string_equal("exec ./a.out (not beneath sandbox.filesystem.exec, or the file's own mode)", b);
+	assert_false(cw_notes_fs_refusal_relative("chown", 0, "x", b,
+						  sizeof(b)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +234,7 @@ int main(void)
 		cmocka_unit_test(test_resources),
 		cmocka_unit_test(test_refusals_and_output),
 		cmocka_unit_test(test_bounded_and_appended),
+		cmocka_unit_test(test_fs_refusal),
 	};
 
 	return cmocka_run_group_tests_name("notes", tests, NULL, NULL);

@@ -282,6 +282,8 @@ static void test_default_sandbox(void **state)
 	assert_string_equal("1", env_get(sb, "CI"));
 	assert_int_equal(60, sb->timeout_s);
 	assert_int_equal(3600, sb->background_timeout_s);
+	assert_true(sb->login_shell);
+	assert_int_equal(0, sb->users.n);
 	assert_int_equal(65536, sb->max_output_bytes);
 	assert_int_equal(1024, sb->resources.memory_mb);
 	assert_int_equal(256, sb->resources.pids);
