@@ -272,6 +272,9 @@ static int cmd_verify(int argc, char **argv)
 	printf("%s: ok, %" PRIu64 " record%s in %zu file%s, the chain intact%s\n",
 	       path, v.records, v.records == 1 ? "" : "s", v.files,
 	       v.files == 1 ? "" : "s", ap ? " through the anchor" : "");
+	if (v.pruned_at)
+		printf("starts at seq %" PRIu64 ": retention removed the older files, recorded at seq %" PRIu64 "\n",
+		       v.first_seq, v.pruned_at);
 	if (v.records)
 		printf("anchor: %" PRIu64 ":%s\n", v.last_seq, v.last_hash);
 	return 0;

@@ -2,7 +2,8 @@
 /*
  * The options and diagnostics the subcommands share: the program name,
  * printing a struct cw_diag, and the options of the commands that open the
- * engine (--policy, --state-dir, --audit, --audit-max-bytes, --trace-ringbuf,
+ * engine (--policy, --state-dir, --audit, --audit-max-bytes,
+ * --audit-max-total, --trace-ringbuf,
  * --trace-overflow) with their help text, parsing and the engine opening.
  */
 #include <errno.h>
@@ -42,6 +43,9 @@ const char cw_cli_common_help[] =
 	"  --audit FILE      audit log, JSON Lines (default " CW_DEFAULT_AUDIT ")\n"
 	"  --audit-max-bytes N  rotate the audit log before it passes N bytes\n"
 	"                    (K, M, G suffixes; default 64M; 0: never rotate)\n"
+	"  --audit-max-total N  remove the oldest rotated files, recording it,\n"
+	"                    once the log's files pass N bytes (default 512M;\n"
+	"                    0: keep every file)\n"
 	"  --trace-ringbuf KIB  kernel event ring buffer, rounded up to a power of\n"
 	"                    two pages (default 512 KiB)\n"
 	"  --trace-overflow pause|drop  when kernel events come faster than they\n"
@@ -73,19 +77,32 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-bool cw_cli_common_opt(int c, struct cw_cli_common *co)
+/* A size option where 0 turns the bound off (*out UINT64_MAX). */
+static void size_opt(struct cw_cli_common *co, const char *opt,
+		     const char *zero, const char *example, uint64_t *out)
 {
 	uint64_t v;
 
+	if (parse_size(optarg, &v) || (v && v < 4096)) {
+		fprintf(stderr, "%s: %s wants 0 (%s) or a size of at least 4096 bytes such as %s, got \"%s\"\n",
+			cw_cli_prog, opt, zero, example, optarg);
+		co->bad = true;
+	} else {
+		*out = v ? v : UINT64_MAX;
+	}
+}
+
+bool cw_cli_common_opt(int c, struct cw_cli_common *co)
+{
+
 	switch (c) {
 	case CW_OPT_AUDIT_MAX:
-		if (parse_size(optarg, &v) || (v && v < 4096)) {
-			fprintf(stderr, "%s: --audit-max-bytes wants 0 (never rotate) or a size of at least 4096 bytes such as 64M, got \"%s\"\n",
-				cw_cli_prog, optarg);
-			co->bad = true;
-		} else {
-			co->audit_max_bytes = v ? v : UINT64_MAX;
-		}
+		size_opt(co, "--audit-max-bytes", "never rotate", "64M",
+			 &co->audit_max_bytes);
+		return true;
+	case CW_OPT_AUDIT_TOTAL:
+		size_opt(co, "--audit-max-total", "keep every file", "512M",
+			 &co->audit_max_total);
 		return true;
 	case CW_OPT_POLICY:
 		co->policy = optarg;
@@ -130,7 +147,8 @@ struct cw_engine *cw_cli_open_engine(const struct cw_cli_common *co,
 				     bool warn_layers)
 {
 	struct cw_engine_opts o = { co->policy, co->state_dir, co->audit,
-				    co->audit_max_bytes, co->trace_ringbuf_kib,
+				    co->audit_max_bytes, co->audit_max_total,
+				    co->trace_ringbuf_kib,
 				    co->approval_lifetime_s, co->trace_drop };
 	struct cw_engine *e;
 	struct cw_diag d;

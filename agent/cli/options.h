@@ -30,6 +30,7 @@ struct cw_cli_common {
 	const char *state_dir;
 	const char *audit;
 	uint64_t audit_max_bytes;	/* 0: default, UINT64_MAX: never */
+	uint64_t audit_max_total;	/* 0: default, UINT64_MAX: keep all */
 	unsigned trace_ringbuf_kib;	/* 0: default */
 	bool trace_drop;		/* --trace-overflow drop */
 	int64_t approval_lifetime_s;	/* serve; 0: default */
@@ -43,6 +44,7 @@ enum {
 	CW_OPT_STATE,
 	CW_OPT_AUDIT,
 	CW_OPT_AUDIT_MAX,
+	CW_OPT_AUDIT_TOTAL,
 	CW_OPT_RINGBUF,
 	CW_OPT_TRACE_OVERFLOW,
 	CW_OPT_HELP,
@@ -55,6 +57,7 @@ enum {
 	{ "state-dir", required_argument, NULL, CW_OPT_STATE },              \
 	{ "audit", required_argument, NULL, CW_OPT_AUDIT },                  \
 	{ "audit-max-bytes", required_argument, NULL, CW_OPT_AUDIT_MAX },    \
+	{ "audit-max-total", required_argument, NULL, CW_OPT_AUDIT_TOTAL },  \
 	{ "trace-ringbuf", required_argument, NULL, CW_OPT_RINGBUF },        \
 	{ "trace-overflow", required_argument, NULL, CW_OPT_TRACE_OVERFLOW }, \
 	{ "help", no_argument, NULL, CW_OPT_HELP }

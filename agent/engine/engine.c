@@ -21,6 +21,7 @@
  * Lock order: bpfnet's drain lock, then e->lock, then the audit lock.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,7 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 	struct cw_error err;
 	const char *state = o->state_dir ? o->state_dir : CW_DEFAULT_STATE_DIR;
 	const char *audit = o->audit_path ? o->audit_path : CW_DEFAULT_AUDIT;
+	uint64_t max_bytes, max_total;
 	json_t *rec;
 
 	e = calloc(1, sizeof(*e));
@@ -217,10 +219,18 @@ struct cw_engine *cw_engine_open(const struct cw_engine_opts *o,
 		cw_diag_add(diag, "", 0, 0, "", "audit log: %s", err.text);
 		goto fail;
 	}
-	cw_audit_set_max_bytes(e->audit,
-			       !o->audit_max_bytes ? CW_DEFAULT_AUDIT_MAX_BYTES :
-			       o->audit_max_bytes == UINT64_MAX ? 0 :
-							       o->audit_max_bytes);
+	max_bytes = !o->audit_max_bytes ? CW_DEFAULT_AUDIT_MAX_BYTES :
+		    o->audit_max_bytes == UINT64_MAX ? 0 : o->audit_max_bytes;
+	max_total = !o->audit_max_total ? CW_DEFAULT_AUDIT_MAX_TOTAL :
+		    o->audit_max_total == UINT64_MAX ? 0 : o->audit_max_total;
+	if (max_total && max_total < max_bytes) {
+		cw_diag_add(diag, "", 0, 0, "",
+			    "audit log: --audit-max-total (%" PRIu64 " bytes) is less than one file of --audit-max-bytes (%" PRIu64 " bytes); make it at least that, or 0 to keep every file",
+			    max_total, max_bytes);
+		goto fail;
+	}
+	cw_audit_set_max_bytes(e->audit, max_bytes);
+	cw_audit_set_max_total(e->audit, max_total);
 	/* What protects the calls of this run, once, for the audit reader. */
 	rec = cw_rec_agent_start(o->policy_path, e->cg, e->trace,
 				 e->trace_error);

@@ -28,6 +28,8 @@
 #define CW_DEFAULT_AUDIT "/var/log/cmdwarden/audit.jsonl"
 /* The audit log rotates before it passes this size (see audit.h). */
 #define CW_DEFAULT_AUDIT_MAX_BYTES (64ull << 20)
+/* ... and its files together stay under this (retention, see audit.h). */
+#define CW_DEFAULT_AUDIT_MAX_TOTAL (512ull << 20)
 /* How long command_kill waits for a killed job to be gone. */
 #define CW_KILL_WAIT_MS 10000
 
@@ -39,6 +41,8 @@ struct cw_engine_opts {
 	const char *audit_path;		/* NULL: CW_DEFAULT_AUDIT */
 	uint64_t audit_max_bytes;	/* 0: CW_DEFAULT_AUDIT_MAX_BYTES;
 					 * UINT64_MAX: never rotate */
+	uint64_t audit_max_total;	/* 0: CW_DEFAULT_AUDIT_MAX_TOTAL;
+					 * UINT64_MAX: keep every file */
 	unsigned trace_ringbuf_kib;	/* 0: the default */
 	int64_t approval_lifetime_s;	/* 0: CW_APPROVAL_LIFETIME_S */
 	bool trace_drop;		/* a full ring loses events rather

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# cmdwarden audit verify/tail/query/stats, and rotation of the log by size.
+# cmdwarden audit verify/tail/query/stats, rotation of the log by size and
+# retention of its files.
 
 load helpers
 
@@ -81,6 +82,40 @@ make_log() {
 	mcp --audit-max-bytes 4096 -- "$(call_json 1 true)"
 	run "$CW" audit verify "$AUDIT"
 	assert_success
+}
+
+@test "past --audit-max-total the oldest files are removed, each removal recorded in the chain, and the rest verifies" {
+	# eight calls, and one that floods the log with file records where
+	# the kernel's events are traced
+	calls=()
+	for i in $(seq 1 8); do calls+=("$(call_json "$i" "echo $i")"); done
+	calls+=("$(call_json 9 'd=$(mktemp -d) && for i in $(seq 1500); do : >"$d/f$i"; done && rm -r "$d" && echo flooded')")
+	mcp --policy "$BATS_TEST_DIRNAME/policies/seed-wide.json" --audit-max-bytes 8K --audit-max-total 32K -- "${calls[@]}"
+	assert_equal "$(text 9 | jq -r .stdout)" flooded
+	# bounded: the files together, and the oldest gone
+	[ "$(cat "$AUDIT".* "$AUDIT" | wc -c)" -le 32768 ] || fail "$(ls -l "$(dirname "$AUDIT")")"
+	[ ! -e "$AUDIT.1" ] || fail "audit.jsonl.1 was kept"
+	# each removal is a record naming the files and the last record they held
+	run jq -sr '[.[] | select(.type == "pruned")] | last | [(.removed | length > 0), (.through_seq > 0), (.through_hash | length), .max_total] | @tsv' $(ls "$AUDIT".* "$AUDIT")
+	assert_output "$(printf 'true	true	64	32768')"
+	# the rest verifies from where it starts, and every call's exit is kept
+	run "$CW" audit verify "$AUDIT"
+	assert_success
+	assert_output --regexp 'starts at seq [0-9]+: retention removed the older files, recorded at seq [0-9]+'
+	assert_equal "$(jq -r 'select(.type == "exit") | .invocation' "$AUDIT" | wc -l)" 1
+	# a file taken away without a record is not mistaken for retention
+	oldest=$(ls "$AUDIT".* | sort -t. -k3 -n | head -1)
+	rm "$oldest"
+	run "$CW" audit verify "$AUDIT"
+	assert_failure 1
+	assert_output --partial "which is not present, and no pruned record says retention removed it"
+	# sizes that cannot work are refused, naming the option
+	run "$CW" exec --audit "$AUDIT" --audit-max-total 100 -- true
+	assert_failure
+	assert_output --partial '--audit-max-total wants 0 (keep every file) or a size of at least 4096 bytes'
+	run "$CW" exec --audit "$T/other.jsonl" --state-dir "$STATE" --audit-max-bytes 8K --audit-max-total 4K -- true
+	assert_failure
+	assert_output --partial '--audit-max-total (4096 bytes) is less than one file of --audit-max-bytes (8192 bytes)'
 }
 
 @test "audit query selects by invocation, type, verdict and time, as JSON Lines" {

@@ -687,6 +687,80 @@ static void advance(struct cw_audit *a, const struct link *c)
 	a->tail_known = true;
 }
 
+/*
+ * Retention after a rotation, a->lock held: under the current file's
+ * flock (so writers sharing the log prune once), the "pruned" record is
+ * appended and made durable, then the files it names are removed. A
+ * current file too full for the record leaves the pruning to the next
+ * rotation.
+ */
+static int prune(struct cw_audit *a, struct cw_error *err)
+{
+	struct cw_buf mid = { 0 }, line = { 0 };
+	struct heads h = { 0 };
+	json_t *fields = NULL;
+	char **victims = NULL;
+	size_t nvictims = 0;
+	struct place p;
+	struct stat st;
+	struct tail t;
+	int ret;
+
+	ret = lock_tail(a, &st, &t, err);
+	if (ret)
+		return ret;
+	ret = audit_prune_plan(a, &fields, &victims, &nvictims, err);
+	if (ret || !fields)
+		goto out;
+	ret = audit_prepare_record(a, &h, CW_AUDIT_T(PRUNED), NULL, fields,
+				   &mid, err);
+	if (ret)
+		goto out;
+	p = (struct place){ .at = st.st_size, .mend = t.need_nl,
+			    .torn = t.damaged };
+	ret = seal_line(a, &line, &t.last, mid.data, mid.len, &p, err);
+	if (ret == NEEDS_ROTATION) {
+		ret = 0;
+		goto out;
+	}
+	if (!ret)
+		ret = write_sealed(a, &line, st.st_size, &t.last,
+				   "record seq", err);
+	if (ret)
+		goto out;
+	advance(a, &t.last);
+	if (fdatasync(a->wfd)) {
+		ret = -errno;
+		a->failed = a->appended;
+		a->sync_errno = -ret;
+		audit_err(err, a->path, 0,
+			  "fdatasync of the pruned record failed: %s",
+			  audit_errstr(-ret));
+		goto out;
+	}
+	/* The current file holds every append since the rotation. */
+	a->synced = a->appended;
+	ret = audit_prune_remove(a, victims, nvictims, err);
+	victims = NULL;
+	nvictims = 0;
+out:
+	if (ret)
+		a->tail_known = false;
+	audit_lock_file(a->wfd, LOCK_UN);
+	if (victims) {
+		size_t i;
+
+		for (i = 0; i < nvictims; i++)
+			free(victims[i]);
+		free(victims);
+	}
+	json_decref(fields);
+	audit_heads_free(&h);
+	cw_buf_free(&mid);
+	cw_buf_free(&line);
+	return ret;
+}
+
 /* One record, rotating first when it does not fit; a->lock held. */
 static int append_record(struct cw_audit *a, const char *mid,
 			 size_t mid_len, struct cw_error *err)
@@ -730,6 +804,8 @@ out:
 	if (ret)
 		a->tail_known = false;
 	audit_lock_file(a->wfd, LOCK_UN);
+	if (!ret && rpath && a->max_total)
+		ret = prune(a, err);
 	free(rpath);
 	cw_buf_free(&line);
 	return ret;

@@ -104,9 +104,20 @@ uint64_t cw_audit_flushes(struct cw_audit *a);
  * (0: never rotate) goes to a new file instead. The full file is kept as
  * "<path>.<N>" (N = 1, 2, ... in order) and the new one takes its place
  * at path; its first record continues the chain (seq, prev) and names the
- * file before it in "rotated_from". Rotated files are never removed here.
+ * file before it in "rotated_from".
  */
 void cw_audit_set_max_bytes(struct cw_audit *a, uint64_t max_bytes);
+
+/*
+ * Retention (0: every file kept): after a rotation, the oldest rotated
+ * files are removed until the rest and a full current file fit max_total
+ * bytes. First a "pruned" record is appended and made durable: removed
+ * (their names, oldest first), removed_bytes, max_total, and through_seq
+ * and through_hash, the seq and SHA-256 of the last record they held, so
+ * cw_audit_verify proves what remains and an anchor at through_seq still
+ * checks. Writers sharing the log prune under its flock, once.
+ */
+void cw_audit_set_max_total(struct cw_audit *a, uint64_t max_total);
 
 /* The files of the log at path, oldest first: its rotated files, then
  * path itself. When path is a rotated file, the set ends with it. */
@@ -124,10 +135,11 @@ void cw_audit_close_files(char **files, int *fds, size_t n);
 /* Checks a whole log, its rotated files included (cw_audit_files): every
  * line a record, seq rising by 1 from 1, prev the SHA-256 of the line
  * before, across files too, each file's first record naming the file before
- * it. 0 if intact; -EBADMSG with err->source = the file, err->line = the
- * first bad line and err->text saying what is wrong (edited,
- * missing, out of order, torn, not a record); other -errno if the file cannot
- * be read. A torn line the writer stepped over (the next record has
+ * it; a log whose oldest files retention removed (cw_audit_set_max_total)
+ * starts where its pruned record says. 0 if intact; -EBADMSG with
+ * err->source = the file, err->line = the first bad line and err->text
+ * saying what is wrong (edited, missing, out of order, torn, not a
+ * record); other -errno if the file cannot be read. A torn line the writer stepped over (the next record has
  * torn_before and continues the chain) is reported only when nothing worse is
  * found. *nrecords (may be NULL) gets the records that passed. Only the bytes
  * present when the check starts are read: records appended meanwhile are not.
@@ -145,6 +157,9 @@ struct cw_audit_anchor {
 struct cw_audit_verified {
 	uint64_t records;	/* that passed */
 	size_t files;
+	uint64_t first_seq;	/* where the log starts: 1 unless retention
+				 * removed its oldest files */
+	uint64_t pruned_at;	/* the pruned record that says so, 0: none */
 	uint64_t last_seq;	/* of the last record that passed */
 	/* its SHA-256, to keep as the next anchor */
 	char last_hash[CW_AUDIT_HASH_HEX + 1];

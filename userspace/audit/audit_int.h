@@ -5,7 +5,7 @@
  *   audit.c   open and close, the chain's tail, appends (the integrity core)
  *   record.c  a record's text: checking fields, building a line, parsing one
  *   commit.c  group commit: shared fdatasyncs, the queue and its flusher
- *   rotate.c  size-based rotation and the files of a rotated log
+ *   rotate.c  size-based rotation, retention and the files of a rotated log
  *   verify.c  reading a log back and checking its chain
  *   types.c   the record types' names (types.h, public with audit.h)
  * Nothing here is for other modules (audit.h is).
@@ -51,6 +51,7 @@ struct cw_audit {
 	char hash[HASH_HEX + 1]; /* SHA-256 hex of the last record */
 	char *block; /* scratch for backwards scans */
 	uint64_t max_bytes; /* rotate before the file passes this; 0: never */
+	uint64_t max_total; /* retention: the log's files together; 0: all kept */
 	/* Group commit: appends are numbered; one fdatasync makes every
 	 * append before it durable, so threads waiting on the same flush
 	 * share it instead of queueing one flush each. */
@@ -89,6 +90,12 @@ struct rec_info {
 	char prev[HASH_HEX + 1];
 	bool torn_before;
 	char rotated_from[NAME_MAX + 1]; /* "" unless a file's first record */
+	/* a "pruned" record: the files retention removed, the last of them
+	 * named, and the seq and SHA-256 of the last record they held */
+	bool pruned;
+	uint64_t through_seq;
+	char through_hash[HASH_HEX + 1];
+	char last_removed[NAME_MAX + 1];
 };
 
 /*
@@ -160,5 +167,14 @@ int audit_rotation_name(struct cw_audit *a, const struct stat *st,
 int audit_rotate(struct cw_audit *a, const struct cw_buf *line,
 		 const char *rotated_name, const char *rotated_path,
 		 bool linked, struct cw_error *err);
+/* Retention, under the current file's flock: the oldest rotated files to
+ * remove so that the rest and a full current file fit a->max_total, and
+ * the fields of the "pruned" record that says so (*fields NULL: none to
+ * remove). */
+int audit_prune_plan(struct cw_audit *a, json_t **fields, char ***victims,
+		     size_t *nvictims, struct cw_error *err);
+/* Removes the files planned, once the record is durable. */
+int audit_prune_remove(struct cw_audit *a, char **victims, size_t n,
+		       struct cw_error *err);
 
 #endif

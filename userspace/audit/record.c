@@ -61,6 +61,40 @@ bool audit_is_hash_hex(const char *s)
 	return true;
 }
 
+/* A file name as rotation gives them: no directory, not empty. */
+static bool is_file_name(const json_t *v)
+{
+	return json_is_string(v) && json_string_length(v) &&
+	       json_string_length(v) <= NAME_MAX &&
+	       !strchr(json_string_value(v), '/');
+}
+
+/* The fields of a "pruned" record, which verification relies on. */
+static int parse_pruned(json_t *root, struct rec_info *ri)
+{
+	json_t *removed = json_object_get(root, "removed");
+	json_t *seq = json_object_get(root, "through_seq");
+	const char *hash = json_string_value(json_object_get(root,
+							     "through_hash"));
+	json_t *last;
+	size_t i;
+
+	if (!json_is_array(removed) || !json_array_size(removed) ||
+	    !json_is_integer(seq) || json_integer_value(seq) < 1 || !hash ||
+	    !audit_is_hash_hex(hash))
+		return -EBADMSG;
+	for (i = 0; i < json_array_size(removed); i++)
+		if (!is_file_name(json_array_get(removed, i)))
+			return -EBADMSG;
+	last = json_array_get(removed, json_array_size(removed) - 1);
+	ri->pruned = true;
+	ri->through_seq = (uint64_t)json_integer_value(seq);
+	memcpy(ri->through_hash, hash, HASH_HEX + 1);
+	memcpy(ri->last_removed, json_string_value(last),
+	       json_string_length(last) + 1);
+	return 0;
+}
+
 /* 0 if buf holds a record as this module writes them, else -EBADMSG. */
 int audit_parse_record(const char *buf, size_t len, struct rec_info *ri,
 		       char *why, size_t whylen)
@@ -102,15 +136,20 @@ int audit_parse_record(const char *buf, size_t len, struct rec_info *ri,
 	memcpy(ri->prev, prev, strlen(prev) + 1);
 	ri->torn_before = json_is_true(json_object_get(root, "torn_before"));
 	v = json_object_get(root, "rotated_from");
-	if (v && (!json_is_string(v) || !json_string_length(v) ||
-		  json_string_length(v) > NAME_MAX ||
-		  strchr(json_string_value(v), '/'))) {
+	if (v && !is_file_name(v)) {
 		snprintf(why, whylen, "rotated_from is not a file name");
 		goto out;
 	}
 	if (v)
 		memcpy(ri->rotated_from, json_string_value(v),
 		       json_string_length(v) + 1);
+	if (!strcmp(json_string_value(json_object_get(root, "type")),
+		    CW_AUDIT_T(PRUNED)) &&
+	    parse_pruned(root, ri)) {
+		snprintf(why, whylen,
+			 "a pruned record needs removed (file names), through_seq and through_hash");
+		goto out;
+	}
 	ret = 0;
 out:
 	json_decref(root);

@@ -2,8 +2,9 @@
 /*
  * Size-based rotation (audit.h): the full file kept as "<path>.<N>", a new
  * one put in its place whose first record continues the chain; a writer
- * following a rotation another writer made; and the files of a rotated
- * log, listed and opened as one consistent set for the readers.
+ * following a rotation another writer made; retention, which removes the
+ * oldest files past a total size; and the files of a rotated log, listed
+ * and opened as one consistent set for the readers.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -351,6 +352,161 @@ int audit_rotation_name(struct cw_audit *a, const struct stat *st,
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* The first record of the file at path, parsed. */
+static int first_record(const char *path, struct rec_info *ri,
+			struct cw_error *err)
+{
+	char blk[4096], why[WHY_LEN];
+	struct cw_buf line = { 0 };
+	const char *nl = NULL;
+	ssize_t got;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		ret = -errno;
+		audit_err(err, path, 0, "opening failed: %s",
+			  audit_errstr(-ret));
+		return ret;
+	}
+	while (!nl && line.len < CW_AUDIT_MAX_LINE) {
+		got = read(fd, blk, sizeof(blk));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		nl = memchr(blk, '\n', (size_t)got);
+		if (cw_buf_append(&line, blk,
+				  nl ? (size_t)(nl - blk) : (size_t)got)) {
+			ret = -ENOMEM;
+			audit_err(err, path, 1, "no memory");
+			goto out;
+		}
+	}
+	ret = audit_parse_record(line.data ? line.data : "", line.len, ri, why,
+				 sizeof(why));
+	if (ret)
+		audit_err(err, path, 1, "not a record (%s)", why);
+out:
+	cw_buf_free(&line);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Retention: the rotated files, oldest first, are removed until the rest
+ * and a current file at its rotation size fit max_total; the current file
+ * always stays. The record names them and gives the seq and SHA-256 of
+ * the last record they held, as the first file kept continues them
+ * (its first record's seq less one and its prev), so a verifier can tell
+ * a removal the log recorded from files taken away.
+ */
+int audit_prune_plan(struct cw_audit *a, json_t **fields, char ***victims,
+		     size_t *nvictims, struct cw_error *err)
+{
+	uint64_t rotated = 0, removed = 0, room;
+	struct rec_info ri;
+	json_t *names = NULL;
+	char **files;
+	struct stat st;
+	size_t n, i, k;
+	int ret;
+
+	*fields = NULL;
+	*victims = NULL;
+	*nvictims = 0;
+	ret = list_set(a->path, &files, &n, NULL);
+	if (ret) {
+		audit_err(err, a->path, 0,
+			  "listing the rotated audit logs failed: %s",
+			  audit_errstr(-ret));
+		return ret;
+	}
+	if (n < 2 || strcmp(files[n - 1], a->path))
+		goto out;	/* nothing rotated, or no current file */
+	for (i = 0; i + 1 < n; i++)
+		if (!stat(files[i], &st))
+			rotated += (uint64_t)st.st_size;
+	room = a->max_total > a->max_bytes ? a->max_total - a->max_bytes : 0;
+	for (k = 0; k + 1 < n && rotated - removed > room; k++)
+		if (!stat(files[k], &st))
+			removed += (uint64_t)st.st_size;
+	if (!k)
+		goto out;
+	ret = first_record(files[k], &ri, err);
+	if (ret)
+		goto out;
+	if (ri.seq < 2 || !ri.prev[0]) {
+		audit_err(err, files[k], 1,
+			  "its first record continues nothing; not removing the files before it");
+		ret = -EBADMSG;
+		goto out;
+	}
+	names = json_array();
+	for (i = 0; names && i < k; i++)
+		if (json_array_append_new(names,
+				json_string(audit_base_of(files[i]))))
+			break;
+	if (names && i == k)
+		*fields = json_pack("{s:o, s:I, s:I, s:s, s:I}",
+				    "removed", names,
+				    "removed_bytes", (json_int_t)removed,
+				    "through_seq", (json_int_t)(ri.seq - 1),
+				    "through_hash", ri.prev,
+				    "max_total", (json_int_t)a->max_total);
+	else
+		json_decref(names);
+	if (!*fields) {
+		ret = -ENOMEM;
+		audit_err(err, a->path, 0, "no memory");
+		goto out;
+	}
+	*victims = files;
+	*nvictims = k;
+	for (i = k; i < n; i++) {
+		free(files[i]);
+		files[i] = NULL;
+	}
+	files = NULL;
+out:
+	if (files)
+		free_set(files, n);
+	return ret;
+}
+
+int audit_prune_remove(struct cw_audit *a, char **victims, size_t n,
+		       struct cw_error *err)
+{
+	char *dir = audit_dir_of(a->path);
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < n; i++)
+		if (unlink(victims[i]) && errno != ENOENT && !ret) {
+			ret = -errno;
+			audit_err(err, victims[i], 0,
+				  "removing the oldest audit log failed: %s",
+				  audit_errstr(-ret));
+		}
+	if (dir && !ret) {
+		ret = audit_fsync_dir(dir);
+		if (ret)
+			audit_err(err, a->path, 0,
+				  "syncing the directory after removing the oldest audit logs failed: %s",
+				  audit_errstr(-ret));
+	}
+	free(dir);
+	free_set(victims, n);
+	return ret;
+}
+
+void cw_audit_set_max_total(struct cw_audit *a, uint64_t max_total)
+{
+	pthread_mutex_lock(&a->lock);
+	a->max_total = max_total;
+	pthread_mutex_unlock(&a->lock);
 }
 
 void cw_audit_set_max_bytes(struct cw_audit *a, uint64_t max_bytes)

@@ -18,6 +18,7 @@ const char *const cw_audit_types[CW_AUDIT_NTYPES + 1] = {
 	[CW_AUDIT_TYPE_LIMIT] = "limit",
 	[CW_AUDIT_TYPE_EXIT] = "exit",
 	[CW_AUDIT_TYPE_APPROVAL] = "approval",
+	[CW_AUDIT_TYPE_PRUNED] = "pruned",
 	[CW_AUDIT_NTYPES] = NULL,
 };
 

@@ -22,6 +22,7 @@ enum cw_audit_type {
 	CW_AUDIT_TYPE_LIMIT,	/* a resource limit reached */
 	CW_AUDIT_TYPE_EXIT,	/* how the call ended */
 	CW_AUDIT_TYPE_APPROVAL,	/* an operator's answer */
+	CW_AUDIT_TYPE_PRUNED,	/* retention removed the oldest files */
 	CW_AUDIT_NTYPES
 };
 

@@ -3,7 +3,9 @@
  * Verification (audit.h, cw_audit_verify): a log and its rotated files
  * read back line by line, bounded per line, from a snapshot of their
  * sizes; every record's seq and prev checked against the line before,
- * across files too, and what is wrong named with its file and line.
+ * across files too, a start removed by retention vouched for by the
+ * pruned record that removed it, and what is wrong named with its file
+ * and line.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -124,6 +126,12 @@ struct chain {
 	unsigned long prev_lines; /* its last line */
 	const struct cw_audit_anchor *anchor; /* NULL: none */
 	bool anchor_seen;
+	/* The first file continues one retention removed: where the log
+	 * starts, and whether a "pruned" record in it says so. */
+	uint64_t start_seq; /* 0: the log starts at seq 1 */
+	char start_prev[HASH_HEX + 1];
+	char start_from[NAME_MAX + 1];
+	uint64_t pruned_at; /* seq of the pruned record that says so, 0: none */
 };
 
 /* Checks the first record of a file against the file before it. */
@@ -132,10 +140,28 @@ static int check_continuation(struct verify_state *vs, const struct chain *c,
 {
 	const char *prev = c->prev_path ? audit_base_of(c->prev_path) : NULL;
 
-	if (!prev && ri->rotated_from[0])
-		return verify_fail(vs, 1,
-				   "missing: this file continues %s, which is not present (older files of this rotated log were removed or renamed)",
-				   ri->rotated_from);
+	if (!prev && ri->rotated_from[0]) {
+		/* Removed by retention if a record says so; but only a file
+		 * older than this one can have been. */
+		const char *dot = strrchr(ri->rotated_from, '.');
+		const char *self = audit_base_of(vs->path);
+		char base[NAME_MAX + 1];
+		long from, own = -1;
+
+		snprintf(base, sizeof(base), "%.*s",
+			 dot ? (int)(dot - ri->rotated_from) : 0,
+			 ri->rotated_from);
+		from = cw_audit_rotated_index(ri->rotated_from, base);
+		if (!strcmp(self, base))
+			own = LONG_MAX;	/* the current file */
+		else
+			own = cw_audit_rotated_index(self, base);
+		if (from < 0 || own <= from)
+			return verify_fail(vs, 1,
+					   "this file continues %s, which is not a file before it: the log's files were renamed",
+					   ri->rotated_from);
+		return 0;
+	}
 	if (prev && !ri->rotated_from[0])
 		return verify_fail(vs, 1,
 				   "not a continuation of %s: its first record has no rotated_from, so the file was replaced or edited",
@@ -234,6 +260,15 @@ static int check_record(struct verify_state *vs, struct chain *c,
 		ret = check_continuation(vs, c, ri);
 		if (ret)
 			return ret;
+		if (!c->prev_path && ri->rotated_from[0]) {
+			/* the chain starts here, to be vouched for later */
+			c->start_seq = ri->seq;
+			c->expected = ri->seq;
+			memcpy(c->start_prev, ri->prev, sizeof(c->start_prev));
+			memcpy(c->prev_hash, ri->prev, sizeof(c->prev_hash));
+			snprintf(c->start_from, sizeof(c->start_from), "%s",
+				 ri->rotated_from);
+		}
 	} else if (ri->rotated_from[0] && !vs->damaged_at) {
 		return verify_fail(vs, lineno,
 				   "edited: rotated_from belongs only on the first line of a file");
@@ -265,10 +300,53 @@ static int check_record(struct verify_state *vs, struct chain *c,
 					   ri->seq, hash, c->anchor->hash);
 		c->anchor_seen = true;
 	}
+	if (ri->pruned && c->start_seq && ri->through_seq + 1 == c->start_seq &&
+	    !strcmp(ri->through_hash, c->start_prev) &&
+	    !strcmp(ri->last_removed, c->start_from))
+		c->pruned_at = ri->seq;
 	c->expected = ri->seq + 1;
 	memcpy(c->prev_hash, hash, sizeof(c->prev_hash));
 	c->good++;
 	return 0;
+}
+
+/*
+ * The end of the chain: a log that starts past seq 1 must say that
+ * retention removed its start, and an anchor must be at or after where
+ * the log starts now (at the last record removed, its hash is the one
+ * the pruned record gives).
+ */
+static int check_start_and_anchor(struct chain *c, char **files, size_t n,
+				  const char *path, struct cw_error *err)
+{
+	const struct cw_audit_anchor *an = c->anchor;
+
+	if (c->start_seq && !c->pruned_at) {
+		audit_err(err, files[0], 1,
+			  "missing: this file continues %s, which is not present, and no pruned record says retention removed it (older files of this rotated log were removed or renamed)",
+			  c->start_from);
+		return -EBADMSG;
+	}
+	if (!an || c->anchor_seen)
+		return 0;
+	if (c->start_seq && an->seq + 1 == c->start_seq) {
+		if (!strcmp(an->hash, c->start_prev))
+			return 0;
+		audit_err(err, files[0], 1,
+			  "edited or replaced: seq %" PRIu64 " was removed by retention with SHA-256 %s, the anchor says %s",
+			  an->seq, c->start_prev, an->hash);
+		return -EBADMSG;
+	}
+	if (c->start_seq && an->seq < c->start_seq) {
+		audit_err(err, files[0], 1,
+			  "the anchored seq %" PRIu64 " was removed by retention (the log starts at seq %" PRIu64 ", the removal recorded at seq %" PRIu64 "): it cannot be checked; keep a newer anchor",
+			  an->seq, c->start_seq, c->pruned_at);
+		return -EBADMSG;
+	}
+	audit_err(err, n ? files[n - 1] : path, (int)c->prev_lines,
+		  "missing: the log ends at seq %" PRIu64 ", before the anchored seq %" PRIu64 "; records were removed from its end",
+		  c->expected - 1, an->seq);
+	return -EBADMSG;
 }
 
 /*
@@ -392,16 +470,14 @@ int cw_audit_verify_ex(const char *path,
 		ret = verify_file(&c, files[i], fds[i], err);
 		c.prev_path = files[i];
 	}
-	if (!ret && anchor && !c.anchor_seen) {
-		ret = -EBADMSG;
-		audit_err(err, n ? files[n - 1] : path, (int)c.prev_lines,
-			  "missing: the log ends at seq %" PRIu64 ", before the anchored seq %" PRIu64 "; records were removed from its end",
-			  c.expected - 1, anchor->seq);
-	}
+	if (!ret)
+		ret = check_start_and_anchor(&c, files, n, path, err);
 	if (out) {
 		memset(out, 0, sizeof(*out));
 		out->records = c.good;
 		out->files = n;
+		out->first_seq = c.start_seq ? c.start_seq : 1;
+		out->pruned_at = c.pruned_at;
 		out->last_seq = c.expected - 1;
 		memcpy(out->last_hash, c.prev_hash, sizeof(out->last_hash));
 	}
