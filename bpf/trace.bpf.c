@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Kernel events of run_command calls: every program executed, every
- * process forked and exited, every file opened, unlinked, renamed,
- * chmod-ed or chown-ed, by the processes of cmdwarden's call cgroups only.
+ * process forked and exited, every file opened for writing, unlinked,
+ * renamed, chmod-ed, chown-ed, made (mkdir, mknod, link, symlink),
+ * truncated, allocated, given times or extended attributes, and the
+ * read-only opens summed per path, by the processes of cmdwarden's call
+ * cgroups only.
  * The same programs count what a call writes and kill it from the kernel
  * when it crosses sandbox.files.
  *
@@ -30,10 +33,14 @@
  * every call cgroup costs one hash lookup per traced event and nothing
  * more.
  *
- * Never silent: an event the ring buffer has no room for is counted in the
- * call's "lost" counter (and "lost_total"); every submitted one in
- * "emitted", which userspace compares with what it has read before it
- * closes the call's trail.
+ * Never dropped in silence, never by choice: userspace pauses a call whose
+ * events fill the ring buffer over half (cgroup.freeze); an event that still
+ * finds no room is counted in the call's "lost" counter (and "lost_total")
+ * and the process it was of is killed, so nothing goes on unrecorded.
+ * Every submitted one is counted in "emitted", which userspace compares
+ * with what it has read before it closes the call's trail. Read-only opens
+ * that worked or found no file are summed per path in "reads" instead
+ * (trace.h), and userspace writes one record per path at the call's end.
  *
  * Limits (sandbox.files), counted per call in "calls":
  *   max_files_written  successful opens of regular files with O_WRONLY,
@@ -86,6 +93,8 @@
 #define S_IFMT		0170000
 #define S_IFREG		0100000
 #define SIGKILL		9
+#define ENOENT		2
+#define ENOTDIR		20
 #define ENOSPC		28
 #define ECONNREFUSED	111
 #define AF_UNIX		1
@@ -193,6 +202,24 @@ static __always_inline struct trace_call *current_call(__u64 *cgid)
 	return bpf_map_lookup_elem(&calls, cgid);
 }
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TRACE_READS_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct trace_read_key);
+	__type(value, struct trace_read_sum);
+} reads SEC(".maps");
+
+/* A read's key is built here: a key is compared whole. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trace_read_key);
+} scratch_read SEC(".maps");
+
+/* An event with no room: counted, and the process it was of killed (at
+ * its return to user space), so what it does next is not unrecorded. */
 static __always_inline void count_lost(struct trace_call *c)
 {
 	__u32 zero = 0;
@@ -202,6 +229,12 @@ static __always_inline void count_lost(struct trace_call *c)
 	n = bpf_map_lookup_elem(&lost_total, &zero);
 	if (n)
 		*n += 1;
+	if (!c->lost_hit) {
+		c->lost_pid = bpf_get_current_pid_tgid() >> 32;
+		bpf_get_current_comm(c->lost_comm, sizeof(c->lost_comm));
+	}
+	bpf_send_signal(SIGKILL);
+	c->lost_hit = 1;
 }
 
 /* Waking the reader for each record costs the writing CPU an interrupt (a
@@ -455,6 +488,7 @@ static __always_inline void fill_file_hdr(struct trace_file *f, __u64 cgid,
 	f->mode = 0;
 	f->owner = (__u32)-1;
 	f->group = (__u32)-1;
+	f->size = 0;
 }
 
 static __always_inline __u32 fill_file(struct trace_file *f,
@@ -584,6 +618,89 @@ static __always_inline __u32 fill_file(struct trace_file *f,
 		path = (const char *)s->a[1];
 		f->flags = s->a[4];
 		break;
+	case __NR_truncate:
+		f->op = TRACE_OP_TRUNCATE;
+		path = (const char *)s->a[0];
+		f->size = s->a[1];
+		break;
+	case __NR_ftruncate:
+		f->op = TRACE_OP_TRUNCATE;
+		f->dirfd = s->a[0];
+		f->size = s->a[1];
+		break;
+	case __NR_link:
+		f->op = TRACE_OP_LINK;
+		path = (const char *)s->a[0];
+		break;
+	case __NR_symlink:
+		f->op = TRACE_OP_SYMLINK;
+		path = (const char *)s->a[1];
+		break;
+	case __NR_linkat:
+		f->op = TRACE_OP_LINK;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->dirfd2 = s->a[2];
+		f->flags = s->a[4];
+		break;
+	case __NR_symlinkat:
+		f->op = TRACE_OP_SYMLINK;
+		f->dirfd = s->a[1];
+		path = (const char *)s->a[2];
+		break;
+	case __NR_mknod:
+		f->op = TRACE_OP_MKNOD;
+		path = (const char *)s->a[0];
+		f->mode = s->a[1];
+		f->size = s->a[2];
+		break;
+	case __NR_mknodat:
+		f->op = TRACE_OP_MKNOD;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->mode = s->a[2];
+		f->size = s->a[3];
+		break;
+	case __NR_utime:
+	case __NR_utimes:
+		f->op = TRACE_OP_UTIMES;
+		path = (const char *)s->a[0];
+		break;
+	case __NR_futimesat:
+	case __NR_utimensat:
+		/* utimensat with no path: the descriptor's own file */
+		f->op = TRACE_OP_UTIMES;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->flags = s->nr == __NR_utimensat ? s->a[3] : 0;
+		break;
+	case __NR_setxattr:
+	case __NR_lsetxattr:
+	case __NR_fsetxattr:
+		f->op = TRACE_OP_SETXATTR;
+		f->size = s->a[3];
+		f->flags = s->a[4];
+		break;
+	case __NR_removexattr:
+	case __NR_lremovexattr:
+	case __NR_fremovexattr:
+		f->op = TRACE_OP_REMOVEXATTR;
+		break;
+	case __NR_fallocate:
+		f->op = TRACE_OP_FALLOCATE;
+		f->dirfd = s->a[0];
+		f->flags = s->a[1];
+		f->size = s->a[3];
+		break;
+	}
+	/* the xattr calls: the file by path or, f*, by descriptor */
+	if (f->op == TRACE_OP_SETXATTR || f->op == TRACE_OP_REMOVEXATTR) {
+		if (s->nr == __NR_fsetxattr || s->nr == __NR_fremovexattr)
+			f->dirfd = s->a[0];
+		else
+			path = (const char *)s->a[0];
+		if (s->nr == __NR_lsetxattr || s->nr == __NR_lremovexattr)
+			f->flags = AT_SYMLINK_NOFOLLOW;
 	}
 	len = read_path(f->path, path, &cut);
 	if (cut)
@@ -591,9 +708,30 @@ static __always_inline __u32 fill_file(struct trace_file *f,
 	return len;
 }
 
-static __always_inline const char *rename_target(const struct sc *s)
+/* The second string of a rename, link or symlink (its target), or an
+ * xattr call's attribute name; NULL for the others. */
+static __always_inline const char *second_path(const struct sc *s)
 {
-	return (const char *)(s->nr == __NR_rename ? s->a[1] : s->a[3]);
+	switch (s->nr) {
+	case __NR_rename:
+	case __NR_link:
+		return (const char *)s->a[1];
+	case __NR_renameat:
+	case __NR_renameat2:
+	case __NR_linkat:
+		return (const char *)s->a[3];
+	case __NR_symlink:
+	case __NR_symlinkat:
+		return (const char *)s->a[0];
+	case __NR_setxattr:
+	case __NR_lsetxattr:
+	case __NR_fsetxattr:
+	case __NR_removexattr:
+	case __NR_lremovexattr:
+	case __NR_fremovexattr:
+		return (const char *)s->a[1];
+	}
+	return 0;
 }
 
 /* The file of descriptor fd of the current process; NULL when none. */
@@ -772,6 +910,48 @@ __attribute__((noinline)) int open_limits(__u64 cgid, long ret, __u32 flags)
 	return 0;
 }
 
+/*
+ * A read-only open that worked or found no file (ENOENT, ENOTDIR), summed
+ * by path in "reads": 1 when summed, 0 when it is to be sent as an event
+ * (a path too long for the key, or the table full). On the path fill_file
+ * left in the scratch record; a global function, verified once.
+ */
+__attribute__((noinline)) int read_summed(__u64 cgid, long ret)
+{
+	struct trace_read_sum *sum, init = {};
+	struct trace_read_key *k;
+	struct trace_file2 *f2;
+	__u32 zero = 0;
+	long n;
+
+	if (ret < 0 && ret != -ENOENT && ret != -ENOTDIR)
+		return 0;	/* refusals are records of their own */
+	f2 = bpf_map_lookup_elem(&scratch, &zero);
+	k = bpf_map_lookup_elem(&scratch_read, &zero);
+	if (!f2 || !k)
+		return 0;
+	__builtin_memset(k, 0, sizeof(*k));
+	k->cgid = cgid;
+	n = bpf_probe_read_kernel_str(k->path, sizeof(k->path), f2->f.path);
+	if (n <= 0 || n >= (long)sizeof(k->path))
+		return 0;
+	sum = bpf_map_lookup_elem(&reads, k);
+	if (!sum) {
+		init.pid = bpf_get_current_pid_tgid() >> 32;
+		init.uid = (__u32)bpf_get_current_uid_gid();
+		bpf_get_current_comm(init.comm, sizeof(init.comm));
+		/* fails when another CPU made it meanwhile, or when full */
+		bpf_map_update_elem(&reads, k, &init, BPF_NOEXIST);
+		sum = bpf_map_lookup_elem(&reads, k);
+		if (!sum)
+			return 0;
+	}
+	__sync_fetch_and_add(&sum->count, 1);
+	if (ret < 0)
+		__sync_fetch_and_add(&sum->failed, 1);
+	return 1;
+}
+
 SEC("tp_btf/sys_exit")
 int cw_sys_exit(unsigned long long *ctx)
 {
@@ -794,12 +974,19 @@ int cw_sys_exit(unsigned long long *ctx)
 	case __NR_sendfile:
 	case __NR_copy_file_range:
 	case __NR_splice:
-	case __NR_fallocate:
 		c = current_call(&cgid);
 		if (!c || !c->max_write_bytes)
 			return 0;
 		count_write(c, regs, s.nr, ctx[1]);
 		return 0;
+	case __NR_fallocate:
+		/* counted, and a file record like the other mutations */
+		c = current_call(&cgid);
+		if (!c)
+			return 0;
+		if (c->max_write_bytes)
+			count_write(c, regs, s.nr, ctx[1]);
+		break;
 	case __NR_connect:
 	case __NR_sendto:
 	case __NR_sendmsg:
@@ -836,6 +1023,24 @@ int cw_sys_exit(unsigned long long *ctx)
 	case __NR_fchownat:
 	case __NR_mkdir:
 	case __NR_mkdirat:
+	case __NR_truncate:
+	case __NR_ftruncate:
+	case __NR_link:
+	case __NR_linkat:
+	case __NR_symlink:
+	case __NR_symlinkat:
+	case __NR_mknod:
+	case __NR_mknodat:
+	case __NR_utime:
+	case __NR_utimes:
+	case __NR_futimesat:
+	case __NR_utimensat:
+	case __NR_setxattr:
+	case __NR_lsetxattr:
+	case __NR_fsetxattr:
+	case __NR_removexattr:
+	case __NR_lremovexattr:
+	case __NR_fremovexattr:
 		break;
 	case __NR_execve:
 	case __NR_execveat:
@@ -866,10 +1071,14 @@ int cw_sys_exit(unsigned long long *ctx)
 	f = &f2->f;
 	len = fill_file(f, &s, cgid);
 	/* The limits hold whether or not the record finds room. */
-	if (is_open)
+	if (is_open) {
 		open_limits(cgid, s.ret, f->flags);
-	if (f->op == TRACE_OP_RENAME) {
-		read_path(f2->path2, rename_target(&s), &cut);
+		if (!(f->flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) &&
+		    read_summed(cgid, s.ret))
+			return 0;
+	}
+	if (second_path(&s)) {
+		read_path(f2->path2, second_path(&s), &cut);
 		if (cut)
 			f->h.truncated |= TRACE_TRUNC_PATH2;
 		output(c, f2, sizeof(*f2), sizeof(*f2));

@@ -34,6 +34,36 @@ enum trace_file_op {
 	TRACE_OP_MKDIR,
 	TRACE_OP_EXEC,		/* an execve or execveat that failed (one
 				 * that worked is a TRACE_EXEC) */
+	TRACE_OP_TRUNCATE,	/* truncate, ftruncate: size */
+	TRACE_OP_LINK,		/* link, linkat: path2 the new name */
+	TRACE_OP_SYMLINK,	/* symlink, symlinkat: path the link made,
+				 * path2 its target as given */
+	TRACE_OP_MKNOD,		/* mknod, mknodat: mode, size the device */
+	TRACE_OP_UTIMES,	/* utime, utimes, futimesat, utimensat */
+	TRACE_OP_SETXATTR,	/* setxattr, lsetxattr, fsetxattr: path2 the
+				 * attribute's name, size its value's */
+	TRACE_OP_REMOVEXATTR,	/* removexattr, lremovexattr, fremovexattr */
+	TRACE_OP_FALLOCATE,	/* fallocate: flags its mode, size its length */
+};
+
+/* Read-only opens are summed per call and path in the kernel ("reads"):
+ * a flood of reads is a counter, not a record each. The key is the call's
+ * cgroup and the path with zeros after it (a hash map compares whole
+ * keys, so no two paths share a sum); longer paths are sent one by one. */
+#define TRACE_READ_PATH	(512 - 8)
+#define TRACE_READS_MAX	8192
+
+struct trace_read_key {
+	__u64 cgid;
+	char path[TRACE_READ_PATH];
+};
+
+struct trace_read_sum {
+	__u64 count;		/* opens of the path */
+	__u64 failed;		/* of them ENOENT or ENOTDIR */
+	__u32 pid;		/* the first opener */
+	__u32 uid;
+	char comm[16];
 };
 
 /* Bits of trace_hdr.truncated. */
@@ -62,10 +92,14 @@ struct trace_call {
 	__u32 bytes_pid;
 	__u32 deny_pid;
 	__u32 deny_index;	/* which deny_open prefix */
+	__u32 lost_hit;		/* an event found the ring full: the
+				 * process it was of was killed */
+	__u32 lost_pid;		/* the first of them */
 	__u32 pad2;
 	char files_comm[16];
 	char bytes_comm[16];
 	char deny_comm[16];
+	char lost_comm[16];
 	char deny_path[TRACE_DENY_LEN];
 };
 
@@ -106,12 +140,15 @@ struct trace_file {
 	__u32 mode;		/* open's create mode, chmod's mode */
 	__u32 owner;		/* chown */
 	__u32 group;
+	__u64 size;		/* truncate's length, fallocate's, an
+				 * attribute value's; mknod's device */
 	__u8 op;		/* enum trace_file_op */
 	__u8 pad[7];
 	char path[TRACE_PATH_MAX];
 };
 
-/* A rename carries its target as well. */
+/* A rename, link or symlink carries its second path as well, an xattr
+ * call the attribute's name. */
 struct trace_file2 {
 	struct trace_file f;
 	char path2[TRACE_PATH_MAX];

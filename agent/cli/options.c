@@ -48,9 +48,10 @@ const char cw_cli_common_help[] =
 	"                    0: keep every file)\n"
 	"  --trace-ringbuf KIB  kernel event ring buffer, rounded up to a power of\n"
 	"                    two pages (default 512 KiB)\n"
-	"  --trace-overflow pause|drop  when kernel events come faster than they\n"
+	"  --trace-overflow pause|kill  when kernel events come faster than they\n"
 	"                    are written: pause the call producing them (default),\n"
-	"                    or lose and count them\n"
+	"                    or not; either way a process whose event finds the\n"
+	"                    ring full is killed, never left unrecorded\n"
 	"  --help            this text\n";
 
 /* "N", "NK", "NM", "NG" (powers of 1024); 0 or -EINVAL. */
@@ -114,11 +115,13 @@ bool cw_cli_common_opt(int c, struct cw_cli_common *co)
 		co->audit = optarg;
 		return true;
 	case CW_OPT_TRACE_OVERFLOW:
-		if (!strcmp(optarg, "pause") || !strcmp(optarg, "drop")) {
-			co->trace_drop = !strcmp(optarg, "drop");
+		if (!strcmp(optarg, "pause") || !strcmp(optarg, "kill")) {
+			co->trace_no_pause = !strcmp(optarg, "kill");
 		} else {
-			fprintf(stderr, "%s: --trace-overflow wants pause or drop, got \"%s\"\n",
-				cw_cli_prog, optarg);
+			/* "drop" is gone: no event is dropped by choice */
+			fprintf(stderr, "%s: --trace-overflow wants pause or kill, got \"%s\"%s\n",
+				cw_cli_prog, optarg,
+				!strcmp(optarg, "drop") ? " (events are no longer dropped: kill does not pause, and kills a process whose event finds the ring full)" : "");
 			co->bad = true;
 		}
 		return true;
@@ -149,7 +152,7 @@ struct cw_engine *cw_cli_open_engine(const struct cw_cli_common *co,
 	struct cw_engine_opts o = { co->policy, co->state_dir, co->audit,
 				    co->audit_max_bytes, co->audit_max_total,
 				    co->trace_ringbuf_kib,
-				    co->approval_lifetime_s, co->trace_drop };
+				    co->approval_lifetime_s, co->trace_no_pause };
 	struct cw_engine *e;
 	struct cw_diag d;
 

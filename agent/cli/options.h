@@ -32,7 +32,7 @@ struct cw_cli_common {
 	uint64_t audit_max_bytes;	/* 0: default, UINT64_MAX: never */
 	uint64_t audit_max_total;	/* 0: default, UINT64_MAX: keep all */
 	unsigned trace_ringbuf_kib;	/* 0: default */
-	bool trace_drop;		/* --trace-overflow drop */
+	bool trace_no_pause;		/* --trace-overflow kill */
 	int64_t approval_lifetime_s;	/* serve; 0: default */
 	bool bad;			/* an option's value was refused */
 };

@@ -51,7 +51,7 @@ static int open_trace(struct cw_engine *e, const struct cw_engine_opts *o,
 {
 	const struct cw_probe *p = cw_engine_probe();
 	struct cw_trace_opts to = { .ringbuf_kib = o->trace_ringbuf_kib,
-				    .drop_on_overflow = o->trace_drop,
+				    .no_pause = o->trace_no_pause,
 				    .cgroup2_mount = p->cgroup2_mount };
 	struct cw_error err = { 0 };
 

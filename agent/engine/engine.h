@@ -45,8 +45,9 @@ struct cw_engine_opts {
 					 * UINT64_MAX: keep every file */
 	unsigned trace_ringbuf_kib;	/* 0: the default */
 	int64_t approval_lifetime_s;	/* 0: CW_APPROVAL_LIFETIME_S */
-	bool trace_drop;		/* a full ring loses events rather
-					 * than pausing the call */
+	bool trace_no_pause;		/* a full ring kills the process
+					 * whose event it cannot take, with
+					 * no pausing of the call first */
 };
 
 /* Legal but probably unintended constructs, as warnings: the policy's

@@ -682,7 +682,7 @@ static void record_limits(struct launch *l)
 	const struct cw_cgroup_stats *c = &l->cst;
 	const struct cw_bpfnet_stats *n = &l->nst;
 	const struct cw_trace_stats *t = &l->tst;
-	json_t *recs[8];
+	json_t *recs[9];	/* one per limit below */
 	size_t i, k = 0;
 	struct cw_error err;
 
@@ -713,6 +713,8 @@ static void record_limits(struct launch *l)
 					       &t->bytes);
 	if (l->e->trace && t->deny.hit)
 		recs[k++] = cw_rec_limit_deny_open(t);
+	if (l->e->trace && t->lost_kill.hit)
+		recs[k++] = cw_rec_limit_trace_ring(t);
 	for (i = 0; i < k; i++)
 		cw_engine_record(l->e, l->r, CW_AUDIT_T(LIMIT), recs[i],
 				 CW_AUDIT_DEFER_SYNC, &err);

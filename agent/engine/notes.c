@@ -140,6 +140,10 @@ static void explain_refusals(struct cw_notes *n, const struct cw_note_facts *f)
 	if (t && t->deny.hit)
 		cw_note(n, "killed opening %s, beneath %s (sandbox.files.deny_open)",
 			t->deny_path, t->deny_prefix);
+	if (t && t->lost_kill.hit)
+		cw_note(n, "%s (pid %u) killed: its kernel events found the audit's ring buffer full, %llu lost (serve's --trace-ringbuf, --trace-overflow)",
+			t->lost_kill.comm, (unsigned)t->lost_kill.pid,
+			(unsigned long long)t->lost);
 	if (f->fs_denied)
 		cw_note(n, "%llu file access%s refused by Landlock (EACCES), the first: %s",
 			(unsigned long long)f->fs_denied,
@@ -172,7 +176,9 @@ static const char *access_needed(const char *op, uint32_t flags)
 		return flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC) ?
 			       "write" : "read";
 	if (!strcmp(op, "unlink") || !strcmp(op, "rmdir") ||
-	    !strcmp(op, "rename") || !strcmp(op, "mkdir"))
+	    !strcmp(op, "rename") || !strcmp(op, "mkdir") ||
+	    !strcmp(op, "truncate") || !strcmp(op, "symlink") ||
+	    !strcmp(op, "mknod"))
 		return "write";
 	return NULL;
 }

@@ -304,6 +304,14 @@ json_t *cw_rec_limit_deny_open(const struct cw_trace_stats *t)
 			 t->deny.comm, "action", "killed");
 }
 
+json_t *cw_rec_limit_trace_ring(const struct cw_trace_stats *t)
+{
+	return json_pack("{s:s, s:I, s:i, s:s, s:s}", "limit", "trace_ring",
+			 "lost", (json_int_t)t->lost, "pid",
+			 (int)t->lost_kill.pid, "comm", t->lost_kill.comm,
+			 "action", "killed");
+}
+
 json_t *cw_rec_approval(const char *id, bool approve, int ret,
 			const struct ucred *peer, json_t *desc)
 {

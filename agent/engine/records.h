@@ -98,6 +98,9 @@ json_t *cw_rec_limit_memory(const struct cw_cgroup_stats *c);
 json_t *cw_rec_limit_files(const char *limit, int64_t peak, int64_t max,
 			   const struct cw_trace_limit *who);
 json_t *cw_rec_limit_deny_open(const struct cw_trace_stats *t);
+/* A process killed because its kernel event found the trace's ring buffer
+ * full: never let go on unrecorded. */
+json_t *cw_rec_limit_trace_ring(const struct cw_trace_stats *t);
 
 /* approval: an operator's answer to an approval id, refused or not. */
 json_t *cw_rec_approval(const char *id, bool approve, int ret,

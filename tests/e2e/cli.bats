@@ -113,12 +113,16 @@ JSON
 @test "bad values of the tracing options are refused by name; good ones run" {
 	run "$CW" exec --trace-overflow wait --state-dir "$STATE" --audit "$AUDIT" -- true
 	assert_failure
-	assert_output --partial '--trace-overflow wants pause or drop, got "wait"'
+	assert_output --partial '--trace-overflow wants pause or kill, got "wait"'
+	# events are not dropped by choice any more, and the refusal says so
+	run "$CW" exec --trace-overflow drop --state-dir "$STATE" --audit "$AUDIT" -- true
+	assert_failure
+	assert_output --partial 'got "drop" (events are no longer dropped: kill does not pause'
 	run "$CW" exec --trace-ringbuf 0 --state-dir "$STATE" --audit "$AUDIT" -- true
 	assert_failure
 	assert_output --partial '--trace-ringbuf wants KiB from 1 to'
 	[ ! -e "$AUDIT" ] || fail "a refused command line wrote to the audit log"
-	for v in pause drop; do
+	for v in pause kill; do
 		run --separate-stderr "$CW" exec --trace-overflow "$v" --state-dir "$STATE" --audit "$AUDIT" -- echo ran
 		assert_success
 		assert_equal "$(jq -r .stdout <<<"$output")" ran

@@ -9,7 +9,9 @@
  * `sysprobe --flood N NAME` calls NAME N times and prints how many calls
  * failed with EPERM: a flood of denials for the audit tests.
  * `sysprobe --opens N PATH` opens and closes PATH N times as fast as it
- * can: a burst of kernel events faster than any shell loop.
+ * can: a burst of kernel events faster than any shell loop (read-only
+ * opens, which the trace sums per path); `sysprobe --writes N PATH` the
+ * same, opened for writing (created if missing): a record each.
  * `sysprobe --ignore SIG CMD ARGS...` runs CMD with signal SIG ignored, set
  * through the system call, so glibc's own signals (32, 33) can be too.
  * `sysprobe --ldt` writes one entry into the process's LDT (x86) and
@@ -69,19 +71,19 @@ static int flood(long n, const char *name)
 	return 0;
 }
 
-static int opens(long n, const char *path)
+static int opens(long n, const char *path, int flags)
 {
 	long i, failed = 0;
 	int fd;
 
 	for (i = 0; i < n; i++) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = open(path, flags | O_CLOEXEC, 0600);
 		if (fd < 0)
 			failed++;
 		else
 			close(fd);
 	}
-	printf("opens %ld failed %ld\n", n, failed);
+	printf("%s %ld failed %ld\n", flags ? "writes" : "opens", n, failed);
 	return 0;
 }
 
@@ -136,7 +138,10 @@ int main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "--flood") == 0)
 		return flood(strtol(argv[2], NULL, 10), argv[3]);
 	if (argc == 4 && strcmp(argv[1], "--opens") == 0)
-		return opens(strtol(argv[2], NULL, 10), argv[3]);
+		return opens(strtol(argv[2], NULL, 10), argv[3], O_RDONLY);
+	if (argc == 4 && strcmp(argv[1], "--writes") == 0)
+		return opens(strtol(argv[2], NULL, 10), argv[3],
+			     O_WRONLY | O_CREAT);
 	if (argc == 2 && strcmp(argv[1], "--ldt") == 0)
 		return write_ldt();
 	if (argc >= 4 && strcmp(argv[1], "--ignore") == 0)

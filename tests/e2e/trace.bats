@@ -40,7 +40,7 @@ recs() {
 
 @test "tracepoints: exec records with argv and an open record carry the call's invocation" {
 	trace_on
-	mcp -- "$(call_json 1 "bash -c 'cat /etc/hostname; ls /tmp'")"
+	mcp -- "$(call_json 1 "bash -c 'cat /etc/hostname; ls /tmp >/dev/null'")"
 	inv=$(structured 1 invocation_id)
 	[ "$(structured 1 exit_code)" -eq 0 ]
 	for p in /usr/bin/bash /usr/bin/cat /usr/bin/ls; do
@@ -49,12 +49,17 @@ recs() {
 	done
 	assert_equal "$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/cat") | .argv')" '["cat","/etc/hostname"]'
 	assert_equal "$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/ls") | .argv')" '["ls","/tmp"]'
-	# cat's open of /etc/hostname, by cat's own pid, succeeded read-only
+	# cat's read of /etc/hostname, by cat's own pid, summed with the
+	# other reads of it
 	cat_pid=$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/cat") | .pid')
-	open=$(recs "$inv" 'select(.type == "file" and .op == "open" and .path == "/etc/hostname")')
-	[ -n "$open" ] || fail "no open record for /etc/hostname"
-	assert_equal "$(jq -r '.pid' <<<"$open")" "$cat_pid"
-	assert_equal "$(jq -r '.comm + " " + .source + " " + .flags[0]' <<<"$open")" "cat bpf rdonly"
+	read=$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname")')
+	[ -n "$read" ] || fail "no record for /etc/hostname"
+	assert_equal "$(jq -r '.pid' <<<"$read")" "$cat_pid"
+	assert_equal "$(jq -r '[.op, .comm, .source, .count, .failed] | @tsv' <<<"$read")" "$(printf 'read\tcat\tbpf\t1\t0')"
+	# the shell's open of a file for writing is a record of its own
+	open=$(recs "$inv" 'select(.type == "file" and .op == "open" and .path == "/dev/null")')
+	[ -n "$open" ] || fail "no open record for /dev/null"
+	assert_equal "$(jq -r '.comm + " " + .source + " " + .flags[0]' <<<"$open")" "bash bpf wronly"
 	[ "$(jq -r '.result' <<<"$open")" -ge 0 ]
 	# the process tree: bash forked cat, and cat exited with 0
 	[ -n "$(recs "$inv" "select(.type == \"process\" and .event == \"fork\" and .child == $cat_pid)")" ]
@@ -78,16 +83,64 @@ recs() {
 	assert_equal "${lines[-1]}" '"exit"'
 }
 
-@test "tracepoints: unlink, rename, chmod and a failed open are recorded with their results" {
+@test "tracepoints: unlink, rename, chmod and failed opens are recorded with their results" {
 	trace_on
-	mcp --policy "$T/rw.json" -- "$(call_json 1 "touch $D/a && mv $D/a $D/b && chmod 640 $D/b && rm $D/b && cat $D/missing")"
+	# the call's account may not read it
+	install -m 000 /dev/null "$D/locked"
+	mcp --policy "$T/rw.json" -- "$(call_json 1 "touch $D/a && mv $D/a $D/b && chmod 640 $D/b && rm $D/b && cat $D/missing; cat $D/locked")"
 	inv=$(structured 1 invocation_id)
 	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "rename") | [.path, .path2, .result]')" "[\"$D/a\",\"$D/b\",0]"
 	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "chmod") | [.path, .mode, .result, .comm]')" "[\"$D/b\",$((8#640)),0,\"chmod\"]"
 	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "unlink") | [.path, .result, .comm]')" "[\"$D/b\",0,\"rm\"]"
-	assert_equal "$(recs "$inv" "select(.type == \"file\" and .op == \"open\" and .path == \"$D/missing\") | [.result, .error]")" '[-1,"No such file or directory"]'
+	# a read of a file that is not there is summed with the reads
+	assert_equal "$(recs "$inv" "select(.type == \"file\" and .path == \"$D/missing\") | [.op, .count, .failed]")" '["read",1,1]'
+	# a read refused is a record of its own, with its error
+	assert_equal "$(recs "$inv" "select(.type == \"file\" and .path == \"$D/locked\") | [.op, .result, .error]")" '["open",-1,"Permission denied"]'
 	assert_equal "$(recs "$inv" "select(.type == \"file\" and .op == \"open\" and .path == \"$D/a\" and .comm == \"touch\") | .flags | index(\"creat\") != null")" true
 	[ ! -e "$D/b" ]
+}
+
+@test "tracepoints: truncate, link, symlink, mkdir, mknod, utimes, the xattr calls and fallocate each leave a record" {
+	trace_on
+	cat >"$D/mutate.py" <<'PY'
+import os, stat, sys
+d = sys.argv[1]
+f = d + "/f"
+with open(f, "w") as o:
+    o.write("0123456789")
+os.truncate(f, 4)
+fd = os.open(f, os.O_RDWR)
+os.ftruncate(fd, 2)
+os.posix_fallocate(fd, 0, 8192)
+os.link(f, d + "/hard")
+os.symlink("f", d + "/soft")
+os.mkdir(d + "/sub", 0o750)
+os.mknod(d + "/fifo", stat.S_IFIFO | 0o600)
+os.utime(f, (1, 1))
+for call in (lambda: os.setxattr(f, "user.cw", b"value"),
+             lambda: os.setxattr(d + "/soft", "user.cw", b"v", follow_symlinks=False),
+             lambda: os.setxattr(fd, "user.cw", b"vv"),
+             lambda: os.removexattr(f, "user.cw")):
+    try:
+        call()
+    except OSError:
+        pass  # a file system without user xattrs: still recorded
+print("mutated")
+PY
+	mcp --policy "$T/rw.json" -- "$(call_json 1 "python3 $D/mutate.py $D")"
+	assert_equal "$(text 1 | jq -r .stdout)" mutated
+	inv=$(structured 1 invocation_id)
+	file() { recs "$inv" "select(.type == \"file\" and .op == \"$1\") | $2"; }
+	assert_equal "$(file truncate '[.path, .dirfd, .length, .result]')" "$(printf '["%s",null,4,0]\n["",%s,2,0]' "$D/f" 3)"
+	assert_equal "$(file fallocate '[.dirfd, .length, .result]')" '[3,8192,0]'
+	assert_equal "$(file link '[.path, .path2, .result]')" "[\"$D/f\",\"$D/hard\",0]"
+	assert_equal "$(file symlink '[.path, .target, .result]')" "[\"$D/soft\",\"f\",0]"
+	assert_equal "$(file mkdir '[.path, .mode, .result]')" "[\"$D/sub\",$((8#750)),0]"
+	assert_equal "$(file mknod '[.path, .mode, .result]')" "[\"$D/fifo\",$((8#10600)),0]"
+	assert_equal "$(file utimes '[.path, .result]')" "[\"$D/f\",0]"
+	# the three ways to set an attribute, by path, link and descriptor
+	assert_equal "$(file setxattr '[.path, .name, .size, .flags, .dirfd]')" "$(printf '["%s","user.cw",5,null,null]\n["%s","user.cw",1,256,null]\n["","user.cw",2,null,3]' "$D/f" "$D/soft")"
+	assert_equal "$(file removexattr '[.path, .name]')" "[\"$D/f\",\"user.cw\"]"
 }
 
 @test "tracepoints: processes outside the call's cgroups produce no records" {
@@ -117,26 +170,50 @@ recs() {
 	assert_output ''
 }
 
-@test "tracepoints: a burst into a tiny ring buffer that may not pause the call is counted as lost, not hidden; by default the call is paused and loses none" {
+@test "tracepoints: a flood of reads is summed per path, and the creations hidden among them are each recorded" {
 	trace_on
-	# a C loop: faster than the agent writes records, so a 4 KiB ring fills
+	# three processes hide 20 creations each among 300 reads apiece
+	cat >"$D/hide.py" <<'PY'
+import os, sys
+d, who = sys.argv[1], sys.argv[2]
+for i in range(20):
+    for _ in range(300):
+        os.close(os.open("/etc/hostname", os.O_RDONLY))
+    os.close(os.open(f"{d}/hidden-{who}-{i}", os.O_WRONLY | os.O_CREAT, 0o600))
+PY
+	mcp --policy "$T/rw.json" -- "$(call_json 1 "for w in a b c; do python3 $D/hide.py $D \$w & done; wait; echo done")"
+	assert_equal "$(text 1 | jq -r .stdout)" done
+	inv=$(structured 1 invocation_id)
+	# every hidden creation is a record of its own
+	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "open" and (.path | test("/hidden-[abc]-[0-9]+$"))) | .path' | sort -u | wc -l)" 60
+	# the reads are one record: the count, none failed, no open record
+	assert_equal "$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname") | [.op, .count, .failed]')" '["read",18000,0]'
+	assert_equal "$(recs "$inv" 'select(.type == "exit") | .events_lost')" 0
+}
+
+@test "tracepoints: a process whose event finds the ring full is killed, with a limit record and a note; paused, the same burst loses none" {
+	trace_on
+	# a C loop of opens for writing, a record each: faster than the
+	# agent writes records, so a 4 KiB ring fills
 	need_sysprobe
 	cat >"$T/p.json" <<JSON
 {"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
-  "filesystem":{"exec":["/usr","/bin","$(dirname "$PROBE")"]}}}}}
+  "filesystem":{"write":["$D"],"exec":["/usr","/bin","$(dirname "$PROBE")"]}}}}}
 JSON
-	mcp --policy "$T/p.json" --trace-ringbuf 4 --trace-overflow drop -- \
-		"$(call_json 1 "$PROBE --opens 20000 /etc/hostname && echo done")"
+	mcp --policy "$T/p.json" --trace-ringbuf 4 --trace-overflow kill -- \
+		"$(call_json 1 "$PROBE --writes 20000 $D/w; echo rc=\$?")"
 	inv=$(structured 1 invocation_id)
-	assert_equal "$(structured 1 stdout)" "opens 20000 failed 0
-done"
+	# killed before it could finish, unrecorded
+	assert_equal "$(structured 1 stdout)" rc=137
 	exit_rec=$(recs "$inv" 'select(.type == "exit")')
 	lost=$(jq -r '.events_lost' <<<"$exit_rec")
-	assert_equal "$(structured 1 audit.events_lost)" "$lost"
-	recorded=$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname")' | wc -l)
 	[ "$lost" -gt 0 ] || fail "a 4 KiB ring buffer lost nothing of 20000 opens"
-	# every open is either a record or a lost event
-	[ $((lost + recorded)) -ge 20000 ] || fail "lost $lost + recorded $recorded < 20000"
+	assert_equal "$(structured 1 audit.events_lost)" "$lost"
+	assert_equal "$(recs "$inv" 'select(.type == "limit" and .limit == "trace_ring") | [.comm, .action, .lost]')" "[\"sysprobe\",\"killed\",$lost]"
+	run jq -r .stderr <<<"$(text 1)"
+	assert_output --regexp "\[cmdwarden\] sysprobe \(pid [0-9]+\) killed: its kernel events found the audit's ring buffer full, $lost lost"
+	recorded=$(recs "$inv" "select(.type == \"file\" and .path == \"$D/w\")" | wc -l)
+	[ "$recorded" -lt 20000 ] || fail "all $recorded recorded, yet $lost lost"
 	assert_equal "$(jq -r '.events.file' <<<"$exit_rec")" "$(recs "$inv" 'select(.type == "file")' | wc -l)"
 	# and audit stats reports them
 	assert_equal "$("$CW" audit stats --json "$AUDIT" | jq -r .events_lost)" "$lost"
@@ -145,22 +222,22 @@ done"
 	# the call waits whenever the ring is over half full, and loses nothing,
 	# even with every CPU busy with something else (the reader must not
 	# wait its turn behind them while the command fills the ring)
-	rm -f "$AUDIT"
+	rm -f "$AUDIT" "$D/w"
 	HOGS=
 	for _ in $(seq "$(nproc)"); do
 		sh -c 'while :; do :; done' &
 		HOGS="$HOGS $!"
 	done
-	mcp --policy "$T/p.json" -- "$(call_json 2 "$PROBE --opens 20000 /etc/hostname && echo done")"
+	mcp --policy "$T/p.json" -- "$(call_json 2 "$PROBE --writes 20000 $D/w && echo done")"
 	kill $HOGS
 	HOGS=
 	inv=$(structured 2 invocation_id)
-	assert_equal "$(structured 2 stdout)" "opens 20000 failed 0
+	assert_equal "$(structured 2 stdout)" "writes 20000 failed 0
 done"
 	exit_rec=$(recs "$inv" 'select(.type == "exit")')
 	echo "# paused $(jq -r '.events.paused // 0' <<<"$exit_rec") times, $(jq -r '.events.paused_ms // 0' <<<"$exit_rec") ms" >&3
 	assert_equal "$(jq -r .events_lost <<<"$exit_rec")" 0
-	assert_equal "$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname")' | wc -l)" 20000
+	assert_equal "$(recs "$inv" "select(.type == \"file\" and .path == \"$D/w\")" | wc -l)" 20000
 }
 
 @test "tracepoints: a long argv is cut at the documented bound and flagged" {

@@ -56,6 +56,7 @@ enum {
 	FD_EVENTS = 0,
 	FD_CALLS,
 	FD_LOST,
+	FD_READS,
 	FD_LINK_EXEC,
 	FD_LINK_FORK,
 	FD_LINK_EXIT,
@@ -109,7 +110,20 @@ static const char *const file_ops[] = {
 	[TRACE_OP_CHMOD] = "chmod",   [TRACE_OP_CHOWN] = "chown",
 	[TRACE_OP_CONNECT] = "connect", [TRACE_OP_SENDMSG] = "sendmsg",
 	[TRACE_OP_MKDIR] = "mkdir",   [TRACE_OP_EXEC] = "exec",
+	[TRACE_OP_TRUNCATE] = "truncate", [TRACE_OP_LINK] = "link",
+	[TRACE_OP_SYMLINK] = "symlink", [TRACE_OP_MKNOD] = "mknod",
+	[TRACE_OP_UTIMES] = "utimes", [TRACE_OP_SETXATTR] = "setxattr",
+	[TRACE_OP_REMOVEXATTR] = "removexattr",
+	[TRACE_OP_FALLOCATE] = "fallocate",
 };
+
+/* The ops whose record is a struct trace_file2, with a second string. */
+static bool has_path2(__u8 op)
+{
+	return op == TRACE_OP_RENAME || op == TRACE_OP_LINK ||
+	       op == TRACE_OP_SYMLINK || op == TRACE_OP_SETXATTR ||
+	       op == TRACE_OP_REMOVEXATTR;
+}
 
 /* A string field of a record: NUL-terminated within its array. */
 static const char *fixed_str(const char *s, size_t cap)
@@ -168,7 +182,7 @@ int cw_trace_decode(const void *data, size_t size, struct cw_trace_event *ev)
 	}
 	case TRACE_UNIX:
 	case TRACE_FILE: {
-		/* Sent up to the NUL of its path; a rename whole. */
+		/* Sent up to the NUL of its path; one with two whole. */
 		const struct trace_file *f = data;
 		size_t at = offsetof(struct trace_file, path);
 		bool unix_op = f->op == TRACE_OP_CONNECT ||
@@ -182,7 +196,7 @@ int cw_trace_decode(const void *data, size_t size, struct cw_trace_event *ev)
 		ev->path = fixed_str(f->path, CW_MIN(size - at, sizeof(f->path)));
 		if (!ev->path)
 			return -EINVAL;
-		if (f->op == TRACE_OP_RENAME) {
+		if (has_path2(f->op)) {
 			const struct trace_file2 *f2 = data;
 
 			if (size < sizeof(*f2))
@@ -197,6 +211,7 @@ int cw_trace_decode(const void *data, size_t size, struct cw_trace_event *ev)
 		ev->mode = f->mode;
 		ev->owner = f->owner == (__u32)-1 ? -1 : (int64_t)f->owner;
 		ev->group = f->group == (__u32)-1 ? -1 : (int64_t)f->group;
+		ev->size = f->size;
 		ev->ret = f->ret;
 		ev->has_ret = true;
 		return 0;
@@ -384,9 +399,18 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 		if (ev->dirfd != -100)
 			put(o, "dirfd", json_integer(ev->dirfd));
 		if (ev->path2) {
-			put(o, "path2", bytes_str(ev->path2));
+			/* a link's target and an attribute's name are
+			 * strings, not files */
+			const char *k = !strcmp(ev->op, "symlink") ? "target" :
+					strstr(ev->op, "xattr") ? "name" :
+								  "path2";
+
+			put(o, k, bytes_str(ev->path2));
 			if (ev->path2_truncated)
-				put(o, "path2_truncated", json_true());
+				put(o, !strcmp(k, "path2") ? "path2_truncated" :
+				       !strcmp(k, "name") ? "name_truncated" :
+							    "target_truncated",
+				    json_true());
 			if (ev->dirfd2 != -100)
 				put(o, "dirfd2", json_integer(ev->dirfd2));
 		}
@@ -400,8 +424,19 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 		} else if (!strcmp(ev->op, "chown")) {
 			put(o, "owner", json_integer(ev->owner));
 			put(o, "group", json_integer(ev->group));
+		} else if (!strcmp(ev->op, "mknod")) {
+			put(o, "mode", json_integer(ev->mode));
+			put(o, "device", json_integer((json_int_t)ev->size));
 		} else if (ev->flags) {
 			put(o, "flags", json_integer(ev->flags));
+		}
+		if (!strcmp(ev->op, "truncate") || !strcmp(ev->op, "fallocate"))
+			put(o, "length", json_integer((json_int_t)ev->size));
+		else if (!strcmp(ev->op, "setxattr"))
+			put(o, "size", json_integer((json_int_t)ev->size));
+		if (!strcmp(ev->op, "read")) {
+			put(o, "count", json_integer((json_int_t)ev->count));
+			put(o, "failed", json_integer((json_int_t)ev->failed));
 		}
 		if (ev->has_ret) {
 			put(o, "result", json_integer(ev->ret < 0 ? -1 : ev->ret));
@@ -755,6 +790,7 @@ static int load_child(const struct cw_trace_opts *o, int fds[FD_COUNT],
 	fds[FD_EVENTS] = bpf_map__fd(skel->maps.events);
 	fds[FD_CALLS] = bpf_map__fd(skel->maps.calls);
 	fds[FD_LOST] = bpf_map__fd(skel->maps.lost_total);
+	fds[FD_READS] = bpf_map__fd(skel->maps.reads);
 	fds[FD_LINK_EXEC] = bpf_link__fd(skel->links.cw_exec);
 	fds[FD_LINK_FORK] = bpf_link__fd(skel->links.cw_fork);
 	fds[FD_LINK_EXIT] = bpf_link__fd(skel->links.cw_exit);
@@ -839,7 +875,7 @@ static int open_bpf(struct cw_trace *t, const struct cw_trace_opts *o,
 			     strerror(-ret));
 		return ret;
 	}
-	if (o->drop_on_overflow)
+	if (o->no_pause)
 		return 0;
 	/* The ring's consumer and producer positions, to see its fill. */
 	t->page = (size_t)sysconf(_SC_PAGESIZE);
@@ -1006,8 +1042,8 @@ struct cw_trace_call *cw_trace_call_add(struct cw_trace *t, uint64_t cgid,
 	c->ctx = ctx;
 	c->freeze_fd = -1;
 	if (t->pause && cgroup_fd >= 0) {
-		/* Without a freezer (before Linux 5.2) a full ring loses
-		 * events, and counts them, as with drop_on_overflow. */
+		/* Without a freezer (before Linux 5.2) a full ring kills,
+		 * as with no_pause. */
 		c->freeze_fd = openat(cgroup_fd, "cgroup.freeze",
 				      O_WRONLY | O_CLOEXEC);
 	}
@@ -1057,6 +1093,57 @@ static void copy_comm(char *dst, const char *src)
 	dst[16] = '\0';
 }
 
+/*
+ * The call's read-only opens summed in the kernel: one "read" event per
+ * path, delivered after the call's other events, and taken out of the
+ * table. Under drain_lock.
+ */
+static void deliver_reads(struct cw_trace *t, struct cw_trace_call *c)
+{
+	struct trace_read_key key, next, *mine = NULL, *grown;
+	struct cw_trace_event ev;
+	struct trace_read_sum sum;
+	size_t n = 0, cap = 0, i;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(t->fd[FD_READS], prev, &next)) {
+		if (next.cgid == c->cgid) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				grown = realloc(mine, cap * sizeof(*mine));
+				if (!grown)
+					break;
+				mine = grown;
+			}
+			mine[n++] = next;
+		}
+		key = next;
+		prev = &key;
+	}
+	for (i = 0; i < n; i++) {
+		if (!bpf_map_lookup_elem(t->fd[FD_READS], &mine[i], &sum)) {
+			memset(&ev, 0, sizeof(ev));
+			ev.kind = CW_TRACE_FILE;
+			ev.source = "bpf";
+			ev.cgroup_id = c->cgid;
+			ev.pid = ev.tid = sum.pid;
+			ev.uid = sum.uid;
+			copy_comm(ev.comm, sum.comm);
+			ev.op = "read";
+			mine[i].path[sizeof(mine[i].path) - 1] = '\0';
+			ev.path = mine[i].path;
+			ev.dirfd = ev.dirfd2 = -100;
+			ev.owner = ev.group = -1;
+			ev.count = sum.count;
+			ev.failed = sum.failed;
+			c->st.reads += sum.count;
+			deliver(c, &ev);
+		}
+		bpf_map_delete_elem(t->fd[FD_READS], &mine[i]);
+	}
+	free(mine);
+}
+
 void cw_trace_call_end(struct cw_trace *t, struct cw_trace_call *c,
 		       struct cw_trace_stats *st)
 {
@@ -1079,6 +1166,10 @@ void cw_trace_call_end(struct cw_trace *t, struct cw_trace_call *c,
 			break;
 		usleep(1000);
 	}
+	if (t->bpf) {
+		deliver_reads(t, c);
+		flush_sinks(t);
+	}
 	if (have) {
 		bpf_map_delete_elem(t->fd[FD_CALLS], &c->cgid);
 		c->st.lost = cnt.lost;
@@ -1092,6 +1183,9 @@ void cw_trace_call_end(struct cw_trace *t, struct cw_trace_call *c,
 		c->st.bytes.hit = cnt.bytes_hit;
 		c->st.bytes.pid = cnt.bytes_pid;
 		copy_comm(c->st.bytes.comm, cnt.bytes_comm);
+		c->st.lost_kill.hit = cnt.lost_hit;
+		c->st.lost_kill.pid = cnt.lost_pid;
+		copy_comm(c->st.lost_kill.comm, cnt.lost_comm);
 		c->st.deny.hit = cnt.deny_hit;
 		c->st.deny.pid = cnt.deny_pid;
 		copy_comm(c->st.deny.comm, cnt.deny_comm);

@@ -36,8 +36,10 @@ struct cw_trace_opts {
 	bool bpf;		/* use the tracepoint programs */
 	bool fanotify;		/* else (or also, when bpf fails) fanotify */
 	unsigned ringbuf_kib;	/* 0: CW_TRACE_RINGBUF_DEFAULT_KIB */
-	bool drop_on_overflow;	/* a full ring loses (and counts) events;
-				 * else the call filling it is paused */
+	bool no_pause;		/* the call filling the ring is not paused;
+				 * either way, a process whose event finds
+				 * the ring full is killed (and the event
+				 * counted lost) */
 	const char *btf_path;	/* NULL: the kernel's own BTF */
 	const char *cgroup2_mount;	/* for fanotify's attribution */
 };
@@ -86,15 +88,23 @@ struct cw_trace_event {
 	int exit_signal;	/* exit: the signal, 0 if none */
 	/* file */
 	const char *op;		/* "open", "unlink", "rmdir", "rename", "chmod",
-				 * "chown", "mkdir", "exec" (a failed one);
+				 * "chown", "mkdir", "exec" (a failed one),
+				 * "truncate", "link", "symlink", "mknod",
+				 * "utimes", "setxattr", "removexattr",
+				 * "fallocate";
 				 * fanotify: "open", "modify",
 				 * "close_write"; unix: "connect", "sendmsg" */
 	const char *path;
-	const char *path2;	/* rename's target, else NULL */
+	const char *path2;	/* rename's and link's new name, symlink's
+				 * target, an xattr's name; else NULL */
 	int dirfd, dirfd2;	/* -100 (AT_FDCWD) when the path is not
 				 * relative to a descriptor */
 	uint32_t flags, mode;
 	int64_t owner, group;	/* chown; -1 unchanged */
+	uint64_t size;		/* truncate's and fallocate's length, an
+				 * xattr value's size, mknod's device */
+	uint64_t count, failed;	/* "read": opens of the path summed, and
+				 * how many found no file */
 	int64_t ret;		/* the system call's result; fanotify: 0 */
 	bool has_ret;
 	/* truncation */
@@ -118,7 +128,7 @@ typedef void (*cw_trace_sink)(void *ctx, const struct cw_trace_event *ev);
  * (named invocation beneath the calls cgroup, for fanotify), with
  * sb->files enforced. cgroup_fd is that cgroup's directory (-1: none),
  * whose cgroup.freeze pauses the call while the ring buffer is over half
- * full of events not yet read (unless drop_on_overflow). sink is called from the reading thread, or from
+ * full of events not yet read (unless no_pause). sink is called from the reading thread, or from
  * cw_trace_call_end, never concurrently for one call: once per event, and
  * with ev NULL at the end of each round of reading (a sink that buffers
  * writes what it holds then; the last such call comes before
@@ -146,6 +156,9 @@ struct cw_trace_stats {
 	uint64_t paused_us;	/* and for how long in all */
 	uint64_t files_written, write_bytes;
 	struct cw_trace_limit files, bytes, deny;
+	struct cw_trace_limit lost_kill;	/* killed: its event found the
+						 * ring full */
+	uint64_t reads;		/* read-only opens summed */
 	char deny_path[129];	/* the path that hit deny_open */
 	char deny_prefix[129];	/* and the prefix it matched */
 };

@@ -40,6 +40,7 @@ struct seen {
 	char path[256], path2[256], filename[256];
 	char argv1[64];
 	int64_t ret;
+	uint64_t count, failed;
 };
 
 static struct {
@@ -161,6 +162,80 @@ static void test_decode_file(void **state)
 	assert_int_equal(0644, json_integer_value(json_object_get(j, "mode")));
 	assert_int_equal(3, json_integer_value(json_object_get(j, "result")));
 	json_decref(j);
+}
+
+/* The mutations beyond open, unlink, rename, chmod and chown: each op's
+ * own fields, and the second string's name by what it is. */
+static void test_decode_mutations(void **state)
+{
+	static const struct {
+		__u8 op;
+		const char *name, *key2;	/* key2: NULL when one path */
+	} ops[] = {
+		{ TRACE_OP_TRUNCATE, "truncate", NULL },
+		{ TRACE_OP_LINK, "link", "path2" },
+		{ TRACE_OP_SYMLINK, "symlink", "target" },
+		{ TRACE_OP_MKNOD, "mknod", NULL },
+		{ TRACE_OP_UTIMES, "utimes", NULL },
+		{ TRACE_OP_SETXATTR, "setxattr", "name" },
+		{ TRACE_OP_REMOVEXATTR, "removexattr", "name" },
+		{ TRACE_OP_FALLOCATE, "fallocate", NULL },
+	};
+	struct cw_trace_event ev;
+	struct trace_file2 f;
+	size_t i;
+	json_t *j;
+
+	(void)state;
+	for (i = 0; i < CW_ARRAY_SIZE(ops); i++) {
+		memset(&f, 0, sizeof(f));
+		f.f.h.kind = TRACE_FILE;
+		f.f.op = ops[i].op;
+		f.f.dirfd = -100;
+		f.f.dirfd2 = -100;
+		f.f.mode = 010600;
+		f.f.size = 4096;
+		f.f.h.truncated = TRACE_TRUNC_PATH2;
+		strcpy(f.f.path, "/w/f");
+		strcpy(f.path2, "second");
+		assert_int_equal(0, cw_trace_decode(&f, sizeof(f), &ev));
+		assert_string_equal(ops[i].name, ev.op);
+		j = cw_trace_event_json(&ev);
+		assert_string_equal("/w/f", json_string_value(json_object_get(j, "path")));
+		if (ops[i].key2) {
+			char cut[32];
+
+			assert_string_equal("second", json_string_value(json_object_get(j, ops[i].key2)));
+			snprintf(cut, sizeof(cut), "%s_truncated", ops[i].key2);
+			assert_true(json_is_true(json_object_get(j, cut)));
+			/* without room for the second string: refused */
+			assert_int_equal(-EINVAL, cw_trace_decode(&f, sizeof(f.f), &ev));
+		} else {
+			assert_null(ev.path2);
+			assert_null(json_object_get(j, "path2"));
+		}
+		json_decref(j);
+	}
+	/* the sizes, by what they are */
+	f.f.op = TRACE_OP_TRUNCATE;
+	assert_int_equal(0, cw_trace_decode(&f, sizeof(f.f), &ev));
+	j = cw_trace_event_json(&ev);
+	assert_int_equal(4096, json_integer_value(json_object_get(j, "length")));
+	json_decref(j);
+	f.f.op = TRACE_OP_MKNOD;
+	assert_int_equal(0, cw_trace_decode(&f, sizeof(f.f), &ev));
+	j = cw_trace_event_json(&ev);
+	assert_int_equal(010600, json_integer_value(json_object_get(j, "mode")));
+	assert_int_equal(4096, json_integer_value(json_object_get(j, "device")));
+	json_decref(j);
+	f.f.op = TRACE_OP_SETXATTR;
+	assert_int_equal(0, cw_trace_decode(&f, sizeof(f), &ev));
+	j = cw_trace_event_json(&ev);
+	assert_int_equal(4096, json_integer_value(json_object_get(j, "size")));
+	json_decref(j);
+	/* an op past the last one is refused */
+	f.f.op = TRACE_OP_FALLOCATE + 1;
+	assert_int_equal(-EINVAL, cw_trace_decode(&f, sizeof(f), &ev));
 }
 
 /* A refused unix connect: a net record's fields; a file op under the unix
@@ -452,6 +527,8 @@ static void sink(void *ctx, const struct cw_trace_event *ev)
 	s->exit_code = ev->exit_code;
 	s->exit_signal = ev->exit_signal;
 	s->ret = ev->ret;
+	s->count = ev->count;
+	s->failed = ev->failed;
 	snprintf(s->op, sizeof(s->op), "%s", ev->op ? ev->op : "");
 	snprintf(s->path, sizeof(s->path), "%s", ev->path ? ev->path : "");
 	snprintf(s->path2, sizeof(s->path2), "%s", ev->path2 ? ev->path2 : "");
@@ -495,12 +572,12 @@ static void file_ops(const char *tag)
 }
 
 /* Forks a child that joins cg (NULL: stays outside), runs fn, then
- * executes `/bin/echo tag`; its pid. */
-static pid_t run_child(const char *cg, const char *tag,
-		       void (*fn)(const char *))
+ * executes `/bin/echo tag`; its pid, and its wait status in *status. */
+static pid_t run_child_status(const char *cg, const char *tag,
+			      void (*fn)(const char *), int *status)
 {
 	char procs[PATH_MAX + 16];
-	int status, fd;
+	int fd;
 	pid_t pid;
 
 	pid = fork();
@@ -521,7 +598,17 @@ static pid_t run_child(const char *cg, const char *tag,
 		execl("/bin/echo", "echo", tag, (char *)NULL);
 		_exit(21);
 	}
-	assert_int_equal(pid, waitpid(pid, &status, 0));
+	assert_int_equal(pid, waitpid(pid, status, 0));
+	return pid;
+}
+
+/* run_child_status for a child that must end well. */
+static pid_t run_child(const char *cg, const char *tag,
+		       void (*fn)(const char *))
+{
+	int status;
+	pid_t pid = run_child_status(cg, tag, fn, &status);
+
 	assert_true(WIFEXITED(status));
 	assert_int_equal(0, WEXITSTATUS(status));
 	return pid;
@@ -636,13 +723,14 @@ static void slow_sink(void *ctx, const struct cw_trace_event *ev)
 		usleep(200);
 }
 
-/* 2000 opens of one file, pace_us apart. */
+/* 2000 opens for writing (each a record: reads are summed), pace_us
+ * apart. */
 static void opens(useconds_t pace_us)
 {
 	int i, fd;
 
 	for (i = 0; i < 2000; i++) {
-		fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+		fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (fd >= 0)
 			close(fd);
 		if (pace_us)
@@ -668,8 +756,10 @@ static void test_lost_counted(void **state)
 {
 	/* One page: a few dozen records; nothing pauses the call. */
 	struct cw_trace_opts o = { .bpf = true, .ringbuf_kib = 4,
-				   .drop_on_overflow = true };
+				   .no_pause = true };
 	struct cw_trace_stats st;
+	int status;
+	pid_t pid;
 	struct cw_trace_call *c;
 	struct cw_sandbox sb;
 	struct cw_error err;
@@ -686,11 +776,16 @@ static void test_lost_counted(void **state)
 	c = cw_trace_call_add(t, cgroup_id(cg), -1, "inv-unit-2", &sb, slow_sink,
 			      NULL, &err);
 	assert_non_null(c);
-	run_child(cg, "burst", many_opens);
+	pid = run_child_status(cg, "burst", many_opens, &status);
 	cw_trace_call_end(t, c, &st);
 	assert_true(st.lost > 0);
-	/* every open was delivered or counted */
-	assert_true(st.file + st.lost >= 2000);
+	/* the process whose event found no room was killed, not let go on
+	 * unrecorded */
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(SIGKILL, WTERMSIG(status));
+	assert_true(st.lost_kill.hit);
+	assert_int_equal(pid, st.lost_kill.pid);
+	assert_true(st.file < 2000);
 	assert_true(cw_trace_lost_total(t) >= st.lost);
 	assert_int_equal(0, st.missing);
 	cw_trace_close(t);
@@ -740,6 +835,76 @@ static void test_paused_not_lost(void **state)
 	assert_true(read(fd, buf, sizeof(buf) - 1) > 0);
 	close(fd);
 	assert_int_equal('0', buf[0]);
+	cw_trace_close(t);
+	cgroup_remove(cg);
+}
+
+/* 500 reads of one file and 3 of one that is not there. */
+static void reads(const char *tag)
+{
+	char missing[PATH_MAX];
+	int i, fd;
+
+	snprintf(missing, sizeof(missing), "%s/%s-missing", F.dir, tag);
+	for (i = 0; i < 500; i++) {
+		fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(40);
+		close(fd);
+	}
+	for (i = 0; i < 3; i++)
+		if (open(missing, O_RDONLY | O_CLOEXEC) >= 0)
+			_exit(41);
+}
+
+/* Read-only opens are summed per path in the kernel: one event each, at
+ * the call's end, with the count, how many failed and the first opener;
+ * a tiny ring is not filled by them. */
+static void test_reads_summed(void **state)
+{
+	struct cw_trace_opts o = { .bpf = true, .ringbuf_kib = 4,
+				   .no_pause = true };
+	struct cw_trace_stats st;
+	struct cw_trace_call *c;
+	const struct seen *s;
+	struct cw_sandbox sb;
+	struct cw_error err;
+	struct cw_trace *t;
+	char cg[PATH_MAX], missing[PATH_MAX];
+	pid_t pid;
+	int i, n = 0;
+
+	(void)state;
+	NEED_KERNEL();
+	t = cw_trace_open(&o, &err);
+	assert_non_null(t);
+	memset(&sb, 0, sizeof(sb));
+	new_call("inv-unit-7", cg, sizeof(cg));
+	c = cw_trace_call_add(t, cgroup_id(cg), -1, "inv-unit-7", &sb, sink,
+			      NULL, &err);
+	assert_non_null(c);
+	pid = run_child(cg, "reads", reads);
+	cw_trace_call_end(t, c, &st);
+	s = find(CW_TRACE_FILE, "read", "/etc/hostname");
+	assert_non_null(s);
+	assert_int_equal(500, s->count);
+	assert_int_equal(0, s->failed);
+	assert_int_equal(pid, s->pid);
+	snprintf(missing, sizeof(missing), "%s/reads-missing", F.dir);
+	s = find(CW_TRACE_FILE, "read", missing);
+	assert_non_null(s);
+	assert_int_equal(3, s->count);
+	assert_int_equal(3, s->failed);
+	/* no open record of them, one summary per path */
+	for (i = 0; i < F.nev; i++) {
+		if (!strcmp(F.ev[i].path, "/etc/hostname")) {
+			assert_string_equal("read", F.ev[i].op);
+			n++;
+		}
+	}
+	assert_int_equal(1, n);
+	assert_true(st.reads >= 503);
+	assert_int_equal(0, st.lost);
 	cw_trace_close(t);
 	cgroup_remove(cg);
 }
@@ -889,12 +1054,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_exec),
 		cmocka_unit_test(test_decode_file),
+		cmocka_unit_test(test_decode_mutations),
 		cmocka_unit_test(test_decode_unix),
 		cmocka_unit_test(test_event_json_text),
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_bad_ringbuf),
 		cmocka_unit_test_setup(test_tracepoints, reset),
 		cmocka_unit_test_setup(test_lost_counted, reset),
+		cmocka_unit_test_setup(test_reads_summed, reset),
 		cmocka_unit_test_setup(test_paused_not_lost, reset),
 		cmocka_unit_test_setup(test_files_limit, reset),
 		cmocka_unit_test_setup(test_no_btf, reset),
