@@ -65,6 +65,12 @@ struct trace_ctx {
 	 * is gone is looked up in its parent's directory */
 	struct { uint32_t child, parent; } forks[64];
 	unsigned nforks;
+	/* sandbox.audit: the records and bytes written; past the budget an
+	 * event is counted by its type and op instead */
+	uint64_t bytes;
+	uint64_t summarised;
+	struct { const char *type, *op; uint64_t n; } sums[24];
+	unsigned nsums;
 };
 
 /* One launch. */
@@ -382,13 +388,15 @@ static void detach_net(struct launch *l, bool ran)
 static void trace_flush(struct trace_ctx *tc)
 {
 	struct cw_error err;
+	uint64_t bytes;
 	size_t i;
 
 	if (!tc->n)
 		return;
 	if (!cw_audit_write_batch(tc->e->audit, tc->recs, tc->n,
-				  CW_AUDIT_DEFER_SYNC, &err)) {
+				  CW_AUDIT_DEFER_SYNC, &bytes, &err)) {
 		tc->written += tc->n;
+		tc->bytes += bytes;
 	} else {
 		if (!tc->failed)
 			tc->err = err;
@@ -486,6 +494,36 @@ static void fs_refusal(struct trace_ctx *tc, const struct cw_trace_event *ev)
 		snprintf(tc->fs_first, sizeof(tc->fs_first), "%s", brief);
 }
 
+/* Past the call's audit budget (sandbox.audit; the bytes are known per
+ * batch, so it may be passed by one batch): true, and the event counted by
+ * its type and op. */
+static bool over_budget(struct trace_ctx *tc, const struct cw_trace_event *ev)
+{
+	const char *type, *op;
+	unsigned i;
+
+	if ((!tc->sb->audit.max_records ||
+	     tc->written + tc->n < (uint64_t)tc->sb->audit.max_records) &&
+	    (!tc->sb->audit.max_bytes ||
+	     tc->bytes < (uint64_t)tc->sb->audit.max_bytes))
+		return false;
+	tc->summarised++;
+	type = cw_trace_event_type(ev);
+	op = ev->kind == CW_TRACE_FORK ? "fork" :
+	     ev->kind == CW_TRACE_EXIT ? "exit" : ev->op ? ev->op : "";
+	for (i = 0; i < tc->nsums; i++)
+		if (tc->sums[i].type == type && !strcmp(tc->sums[i].op, op))
+			break;
+	if (i == tc->nsums && i < CW_ARRAY_SIZE(tc->sums)) {
+		tc->sums[i].type = type;
+		tc->sums[i].op = op;
+		tc->nsums++;
+	}
+	if (i < tc->nsums)
+		tc->sums[i].n++;
+	return true;
+}
+
 /* One exec, file or process record per kernel event of the call, written
  * in batches (a burst costs one write per batch, not per record); called
  * on the trace's reading thread, ev NULL when a round of reading ends.
@@ -512,6 +550,9 @@ static void trace_event(void *ctx, const struct cw_trace_event *ev)
 		if (!masked)
 			return;
 	}
+	/* a refused connection is a net record whatever the budget */
+	if (ev->kind != CW_TRACE_UNIX && over_budget(tc, ev))
+		return;
 	rec = cw_trace_event_json(ev);
 	if (rec && ev->kind == CW_TRACE_UNIX)
 		cw_rec_net_unix(rec, masked > 0);
@@ -675,6 +716,29 @@ static int spawn(struct launch *l)
 	return ret;
 }
 
+/* The events past sandbox.audit, by "type" or "type:op". */
+static json_t *audit_budget_record(const struct trace_ctx *tc)
+{
+	json_t *by = json_object(), *rec;
+	char key[64];
+	unsigned i;
+
+	for (i = 0; by && i < tc->nsums; i++) {
+		snprintf(key, sizeof(key), "%s%s%s", tc->sums[i].type,
+			 tc->sums[i].op[0] ? ":" : "", tc->sums[i].op);
+		json_object_set_new(by, key,
+				    json_integer((json_int_t)tc->sums[i].n));
+	}
+	rec = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:s}", "limit",
+			"audit_records", "records", (json_int_t)tc->written,
+			"bytes", (json_int_t)tc->bytes, "max_records",
+			(json_int_t)tc->sb->audit.max_records, "max_bytes",
+			(json_int_t)tc->sb->audit.max_bytes, "summarised",
+			(json_int_t)tc->summarised, "events", by, "action",
+			"summarised");
+	return rec;
+}
+
 /* A `limit` record for each limit the call ran into. */
 static void record_limits(struct launch *l)
 {
@@ -682,7 +746,7 @@ static void record_limits(struct launch *l)
 	const struct cw_cgroup_stats *c = &l->cst;
 	const struct cw_bpfnet_stats *n = &l->nst;
 	const struct cw_trace_stats *t = &l->tst;
-	json_t *recs[9];	/* one per limit below */
+	json_t *recs[10];	/* one per limit below */
 	size_t i, k = 0;
 	struct cw_error err;
 
@@ -715,6 +779,8 @@ static void record_limits(struct launch *l)
 		recs[k++] = cw_rec_limit_deny_open(t);
 	if (l->e->trace && t->lost_kill.hit)
 		recs[k++] = cw_rec_limit_trace_ring(t);
+	if (l->tctx.summarised)
+		recs[k++] = audit_budget_record(&l->tctx);
 	for (i = 0; i < k; i++)
 		cw_engine_record(l->e, l->r, CW_AUDIT_T(LIMIT), recs[i],
 				 CW_AUDIT_DEFER_SYNC, &err);
@@ -734,6 +800,7 @@ static void explain(struct launch *l)
 		.seccomp_first = l->seccomp_first,
 		.fs_denied = l->tctx.fs_denied,
 		.fs_first = l->tctx.fs_first,
+		.audit_summarised = l->tctx.summarised,
 	};
 
 	cw_notes_explain(&l->r->notes, &f);

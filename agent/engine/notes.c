@@ -144,6 +144,12 @@ static void explain_refusals(struct cw_notes *n, const struct cw_note_facts *f)
 		cw_note(n, "%s (pid %u) killed: its kernel events found the audit's ring buffer full, %llu lost (serve's --trace-ringbuf, --trace-overflow)",
 			t->lost_kill.comm, (unsigned)t->lost_kill.pid,
 			(unsigned long long)t->lost);
+	if (f->audit_summarised)
+		cw_note(n, "%llu kernel event%s past the audit budget of %lld records or %lld bytes were counted by kind, not recorded one by one (sandbox.audit)",
+			(unsigned long long)f->audit_summarised,
+			f->audit_summarised == 1 ? "" : "s",
+			(long long)sb->audit.max_records,
+			(long long)sb->audit.max_bytes);
 	if (f->fs_denied)
 		cw_note(n, "%llu file access%s refused by Landlock (EACCES), the first: %s",
 			(unsigned long long)f->fs_denied,

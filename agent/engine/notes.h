@@ -54,6 +54,7 @@ struct cw_note_facts {
 	uint64_t fs_denied;	/* file accesses Landlock refused (as the
 				 * trace saw them: cw_notes_fs_refusal) */
 	const char *fs_first;	/* the first of them, "" */
+	uint64_t audit_summarised; /* kernel events past sandbox.audit */
 };
 
 /* Whether a file event's EACCES was Landlock's: the access op needs

@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 			continue;
 		cb = cpu_us();
 		if (cw_audit_write_batch(a, recs, k, CW_AUDIT_DEFER_SYNC,
-					 &err)) {
+					 NULL, &err)) {
 			fprintf(stderr, "bench_events: %s\n", err.text);
 			return 1;
 		}

@@ -240,6 +240,40 @@ done"
 	assert_equal "$(recs "$inv" "select(.type == \"file\" and .path == \"$D/w\")" | wc -l)" 20000
 }
 
+@test "audit budget: past sandbox.audit.max_records a call's kernel events are counted by kind, with a limit record and a note; without it each is a record" {
+	budget() {
+		cat >"$T/budget.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "cwd": "$D",
+  "filesystem": {"read": ["/"], "write": ["$D"], "exec": ["/usr", "/bin"]},
+  "audit": {"max_records": $1}}}}}
+JSON
+	}
+	make600="for i in \$(seq 600); do : >$D/b\$i; done; echo made"
+	budget 50
+	mcp --policy "$T/budget.json" -- "$(call_json 1 "$make600")"
+	jq -se 'any(.[]; .type == "agent" and (.sources | length) > 0)' "$AUDIT" >/dev/null ||
+		skip "no kernel event source here: $(head -1 "$AUDIT" | jq -c .trace_error)"
+	assert_equal "$(structured 1 stdout)" made
+	inv=$(structured 1 invocation_id)
+	# the budget, and not one record of the kind it bounds more
+	assert_equal "$(recs "$inv" 'select(.type == "exec" or .type == "file" or .type == "process")' | wc -l)" 50
+	lim=$(recs "$inv" 'select(.type == "limit" and .limit == "audit_records")')
+	assert_equal "$(jq -r '[.records, .max_records, .action] | @tsv' <<<"$lim")" "$(printf '50\t50\tsummarised')"
+	# what was left out is counted, by kind
+	[ "$(jq -r .summarised <<<"$lim")" -ge 550 ] || fail "$lim"
+	assert_equal "$(jq -r '[.events[]] | add' <<<"$lim")" "$(jq -r .summarised <<<"$lim")"
+	run jq -r .stderr <<<"$(text 1)"
+	assert_output --regexp "\[cmdwarden\] $(jq -r .summarised <<<"$lim") kernel events past the audit budget of 50 records or [0-9]+ bytes were counted by kind, not recorded one by one \(sandbox.audit\)"
+	# the twin: no budget, a record for each file made
+	rm -f "$AUDIT" "$D"/b*
+	budget 0
+	mcp --policy "$T/budget.json" -- "$(call_json 2 "$make600")"
+	inv=$(structured 2 invocation_id)
+	assert_equal "$(recs "$inv" 'select(.type == "file" and (.path | test("/b[0-9]+$"))) | .path' | sort -u | wc -l)" 600
+	assert_equal "$(recs "$inv" 'select(.type == "limit")')" ""
+}
+
 @test "tracepoints: a long argv is cut at the documented bound and flagged" {
 	trace_on
 	long=$(printf 'x%.0s' $(seq 1 3000))

@@ -675,6 +675,7 @@ static int write_sealed(struct cw_audit *a, const struct cw_buf *buf,
 		return ret;
 	}
 	a->end = size + (off_t)buf->len;
+	a->bytes_out += buf->len;
 	return 0;
 }
 
@@ -949,14 +950,17 @@ int audit_append_mids(struct cw_audit *a, const struct mids *m, size_t n,
 }
 
 int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
-			 size_t n, unsigned flags, struct cw_error *err)
+			 size_t n, unsigned flags, uint64_t *bytes,
+			 struct cw_error *err)
 {
 	struct mids m = { 0 };
 	struct heads h = { 0 };
-	uint64_t ticket;
+	uint64_t ticket, before;
 	size_t i, done;
 	int ret = 0;
 
+	if (bytes)
+		*bytes = 0;
 	if (!n)
 		return 0;
 	m.end = calloc(n, sizeof(*m.end));
@@ -978,8 +982,11 @@ int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
 			  audit_errstr(-ret));
 		goto out;
 	}
+	before = a->bytes_out;
 	ret = audit_append_mids(a, &m, n, NULL, &done, err);
 	ticket = a->appended;
+	if (bytes)
+		*bytes = a->bytes_out - before;
 	pthread_mutex_unlock(&a->lock);
 	if (!ret && !(flags & CW_AUDIT_DEFER_SYNC))
 		ret = audit_sync_through(a, ticket, err);

@@ -90,8 +90,11 @@ struct cw_audit_rec {
 	const char *invocation;
 	json_t *fields;		/* borrowed */
 };
+/* bytes (may be NULL): what the records took in the log, newlines
+ * included, also when some of them failed. */
 int cw_audit_write_batch(struct cw_audit *a, const struct cw_audit_rec *recs,
-			 size_t n, unsigned flags, struct cw_error *err);
+			 size_t n, unsigned flags, uint64_t *bytes,
+			 struct cw_error *err);
 
 const char *cw_audit_path(const struct cw_audit *a);
 

@@ -47,6 +47,7 @@ struct cw_audit {
 	char *path;
 	bool tail_known;
 	off_t end; /* file size after this handle's last record */
+	uint64_t bytes_out; /* bytes this handle has appended */
 	uint64_t seq; /* seq of the last record */
 	char hash[HASH_HEX + 1]; /* SHA-256 hex of the last record */
 	char *block; /* scratch for backwards scans */

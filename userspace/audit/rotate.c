@@ -303,6 +303,7 @@ int audit_rotate(struct cw_audit *a, const struct cw_buf *line,
 	fd = rfd = -1;
 	/* Others may append to the new file as soon as it is in place. */
 	a->end = (off_t)line->len;
+	a->bytes_out += line->len;
 out:
 	if (tmp) {
 		unlink(tmp);

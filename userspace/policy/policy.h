@@ -178,6 +178,12 @@ struct cw_sandbox {
 		struct cw_strv deny_open;	/* absolute path prefixes */
 	} files;			/* enforced by the bpf_trace layer */
 	struct {
+		int64_t max_records;	/* kernel-event records of one call
+					 * before the rest are summarised;
+					 * 0 = unlimited */
+		int64_t max_bytes;	/* and their bytes */
+	} audit;
+	struct {
 		struct cw_strv tmpfs;	/* trees given a budget as a tmpfs */
 		int64_t max_mb;		/* default 1024 */
 		int64_t max_inodes;	/* default 65536 */

@@ -64,6 +64,7 @@ static const char default_sandbox_json[] =
 	"               \"max_egress_bytes\": 0, \"raw_sockets\": false },\n"
 	"  \"seccomp\": { \"profile\": \"default\", \"deny\": [], \"allow\": [],\n"
 	"               \"socket_families\": [] },\n"
+	"  \"audit\": { \"max_records\": 100000, \"max_bytes\": 33554432 },\n"
 	"  \"require_layers\": []\n"
 	"}\n";
 
@@ -706,6 +707,27 @@ static void apply_files(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 			 check_deny_prefix, &sb->files.deny_open);
 }
 
+/* The kernel-event records one call may write before the rest of its
+ * events are summarised. */
+static void apply_audit(struct cw_loader *ld, struct cw_sandbox *sb,
+			json_t *o, const char *path)
+{
+	static const char *const keys[] = { "max_records", "max_bytes", NULL };
+	static const struct int_field f[] = {
+		{ "max_records", 0, INT64_MAX,
+		  "a non-negative integer (0 = unlimited)",
+		  SB_OFF(audit.max_records) },
+		{ "max_bytes", 0, INT64_MAX,
+		  "a non-negative integer of bytes (0 = unlimited)",
+		  SB_OFF(audit.max_bytes) },
+	};
+
+	if (!cw_load_want(ld, o, path, json_is_object(o), "an object"))
+		return;
+	cw_load_keys(ld, o, path, keys);
+	apply_ints(ld, sb, o, path, f, CW_ARRAY_SIZE(f));
+}
+
 static bool check_profile(struct cw_loader *ld, const char *s, const char *path)
 {
 	static const char *const profiles[] = { "default", "none", NULL };
@@ -824,7 +846,8 @@ void cw_sandbox_apply(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 					    "timeout_s", "background_timeout_s",
 					    "max_output_bytes", "resources", "filesystem",
 					    "network", "seccomp", "files",
-					    "disk", "require_layers", NULL };
+					    "disk", "audit", "require_layers",
+					    NULL };
 	static const struct int_field f[] = {
 		{ "timeout_s", 1, TIMEOUT_MAX_S,
 		  "an integer from 1 to 86400 seconds", SB_OFF(timeout_s) },
@@ -892,6 +915,10 @@ void cw_sandbox_apply(struct cw_loader *ld, struct cw_sandbox *sb, json_t *o,
 	cw_load_key(kp, path, "disk");
 	if (v)
 		apply_disk(ld, sb, v, kp);
+	v = json_object_get(o, "audit");
+	cw_load_key(kp, path, "audit");
+	if (v)
+		apply_audit(ld, sb, v, kp);
 	v = json_object_get(o, "require_layers");
 	cw_load_key(kp, path, "require_layers");
 	if (v)

@@ -575,7 +575,8 @@ static void test_batch(void **state)
 	struct cw_audit *a;
 	struct lines all;
 	char pad[200];
-	uint64_t n = 0;
+	uint64_t n = 0, bytes = 0;
+	struct stat st0, st1;
 	int i;
 
 	memset(pad, 'p', sizeof(pad) - 1);
@@ -590,16 +591,19 @@ static void test_batch(void **state)
 		recs[i].invocation = "inv-b";
 		recs[i].fields = fields[i];
 	}
-	/* without rotation: 10 records in one write */
-	assert_int_equal(0, cw_audit_write_batch(a, recs, 10,
-						 CW_AUDIT_DEFER_SYNC, &err));
+	/* without rotation: 10 records in one write, whose size it gives */
+	assert_int_equal(0, stat(path, &st0));
+	assert_int_equal(0, cw_audit_write_batch(a, recs, 10, CW_AUDIT_DEFER_SYNC, &bytes, &err));
+	assert_int_equal(0, stat(path, &st1));
+	assert_true(bytes > 10 * sizeof(pad));
+	assert_int_equal(st1.st_size - st0.st_size, bytes);
 	write_n(a, 1, "single");
 	/* a 2 KiB file holds a few: the batch crosses rotations */
 	cw_audit_set_max_bytes(a, ROT_MAX);
-	assert_int_equal(0, cw_audit_write_batch(a, recs + 10, 20, 0, &err));
+	assert_int_equal(0, cw_audit_write_batch(a, recs + 10, 20, 0, NULL, &err));
 	/* a reserved name refuses the whole batch, writing none */
 	json_object_set_new(fields[0], "seq", json_integer(1));
-	assert_int_equal(-EINVAL, cw_audit_write_batch(a, recs, 2, 0, &err));
+	assert_int_equal(-EINVAL, cw_audit_write_batch(a, recs, 2, 0, NULL, &err));
 	assert_non_null(strstr(err.text, "reserved"));
 	cw_audit_close(a);
 
@@ -689,10 +693,10 @@ static void test_batch_mixed_heads(void **state)
 					    recs[i].fields, CW_AUDIT_DEFER_SYNC,
 					    &err));
 	}
-	assert_int_equal(0, cw_audit_write_batch(a2, recs, 17, 0, &err));
+	assert_int_equal(0, cw_audit_write_batch(a2, recs, 17, 0, NULL, &err));
 	assert_int_equal(0, cw_audit_write_batch(a2, recs + 17,
 						 CW_ARRAY_SIZE(recs) - 17, 0,
-						 &err));
+						 NULL, &err));
 	cw_audit_close(a1);
 	cw_audit_close(a2);
 
@@ -729,11 +733,11 @@ static void test_batch_mixed_heads(void **state)
 	a2 = cw_audit_open(p2, &err);
 	assert_non_null(a2);
 	recs[1].invocation = "inv-\xff";
-	assert_int_equal(-EINVAL, cw_audit_write_batch(a2, recs, 3, 0, &err));
+	assert_int_equal(-EINVAL, cw_audit_write_batch(a2, recs, 3, 0, NULL, &err));
 	assert_non_null(strstr(err.text, "invocation id is not valid UTF-8"));
 	recs[1].invocation = "inv-1";
 	recs[2].type = "fi\xffle";
-	assert_int_equal(-EINVAL, cw_audit_write_batch(a2, recs, 3, 0, &err));
+	assert_int_equal(-EINVAL, cw_audit_write_batch(a2, recs, 3, 0, NULL, &err));
 	assert_non_null(strstr(err.text, "record type is not valid UTF-8"));
 	cw_audit_close(a2);
 	lines_free(&l2);

@@ -33,7 +33,7 @@ static void init(struct fixture *x)
 	x->sb.resources.file_size_mb = 2;
 	x->ra.timeout_ms = 60000;
 	x->f = (struct cw_note_facts){ &x->sb, &x->ra, &x->run, &x->cg,
-				       &x->net, "", &x->trace, "", 0, "" };
+				       &x->net, "", &x->trace, "", 0, "", 0 };
 }
 
 static void explain(struct fixture *x)
@@ -89,6 +89,30 @@ static void test_timeouts(void **state)
 	explain(&x);
 	assert_string_equal("killed at the time limit of 3600 s (sandbox.background_timeout_s)",
 			    x.n.v[0]);
+}
+
+/* The audit's own bounds: a process killed for a full ring, and events
+ * past the call's record budget. */
+static void test_audit_bounds(void **state)
+{
+	struct fixture x;
+
+	(void)state;
+	init(&x);
+	x.trace.lost_kill.hit = 1;
+	x.trace.lost_kill.pid = 4242;
+	snprintf(x.trace.lost_kill.comm, sizeof(x.trace.lost_kill.comm),
+		 "flood");
+	x.trace.lost = 7;
+	x.sb.audit.max_records = 100;
+	x.sb.audit.max_bytes = 4096;
+	x.f.audit_summarised = 12;
+	explain(&x);
+	assert_int_equal(2, x.n.n);
+	assert_string_equal("flood (pid 4242) killed: its kernel events found the audit's ring buffer full, 7 lost (serve's --trace-ringbuf, --trace-overflow)",
+			    x.n.v[0]);
+	assert_string_equal("12 kernel events past the audit budget of 100 records or 4096 bytes were counted by kind, not recorded one by one (sandbox.audit)",
+			    x.n.v[1]);
 }
 
 static void test_resources(void **state)
@@ -232,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_quiet),
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_resources),
+		cmocka_unit_test(test_audit_bounds),
 		cmocka_unit_test(test_refusals_and_output),
 		cmocka_unit_test(test_bounded_and_appended),
 		cmocka_unit_test(test_fs_refusal),
