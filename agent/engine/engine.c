@@ -42,8 +42,8 @@ static void sealed_expire(struct cw_engine *e, bool force);
 
 /*
  * Kernel events of calls: tracepoint BPF where this kernel has it (which
- * also enforces sandbox.files), else fanotify, else none; the records say
- * which. A tracing failure stops the agent only when the policy requires
+ * also enforces sandbox.files), else the kernel's audit (exec with argv
+ * and the mutations), else fanotify, else none; the records say which. A tracing failure stops the agent only when the policy requires
  * bpf_trace.
  */
 static int open_trace(struct cw_engine *e, const struct cw_engine_opts *o,
@@ -69,6 +69,17 @@ static int open_trace(struct cw_engine *e, const struct cw_engine_opts *o,
 		snprintf(e->trace_error, sizeof(e->trace_error), "%s",
 			 err.text);
 		to.bpf = false;
+	}
+	if (p->item[CW_FEAT_KAUDIT].ok) {
+		to.kaudit = true;
+		e->trace = cw_trace_open(&to, &err);
+		if (e->trace)
+			return 0;
+		snprintf(e->trace_error + strlen(e->trace_error),
+			 sizeof(e->trace_error) - strlen(e->trace_error),
+			 "%skaudit: %s", e->trace_error[0] ? "; " : "",
+			 err.text);
+		to.kaudit = false;
 	}
 	if (!p->item[CW_FEAT_FANOTIFY].ok)
 		return 0;

@@ -115,7 +115,8 @@ struct cw_call_result {
 	uint64_t execs, files;	/* kernel events recorded: programs executed,
 				 * file operations */
 	uint64_t events_lost;	/* kernel events that could not be recorded */
-	bool src_bpf, src_fanotify; /* the event sources in force */
+	const char *source;	/* the kernel event source in force, or NULL
+				 * (cw_trace_source) */
 	bool background;	/* RAN: started in the background; run.pid */
 	bool cancelled;		/* the caller gave up; nobody reads this */
 	bool durable_later;	/* hooks->durable will be told (see there) */

@@ -587,6 +587,7 @@ static int attach_trace(struct launch *l)
 	if (!l->tcall)
 		return step_failed(l, "could not trace the call's kernel events",
 				   -EIO);
+	l->so.loginuid = cw_trace_call_loginuid(l->tcall);
 	return 0;
 }
 
@@ -608,8 +609,7 @@ static void detach_trace(struct launch *l, bool ran)
 	r->execs = l->tst.exec;
 	r->files = l->tst.file;
 	r->events_lost = l->tst.lost;
-	r->src_bpf = cw_trace_enforces_files(e->trace);
-	r->src_fanotify = !r->src_bpf;
+	r->source = cw_trace_source(e->trace);
 }
 
 /* ---- the chain --------------------------------------------------------- */

@@ -562,10 +562,8 @@ json_t *cw_tool_result_json(const struct cw_call_result *r, bool extended)
 		json_object_set_new(a, "files", json_integer((json_int_t)r->files));
 		json_object_set_new(a, "events_lost",
 				    json_integer((json_int_t)r->events_lost));
-		if (src && r->src_bpf)
-			json_array_append_new(src, json_string("bpf_tracepoint"));
-		if (src && r->src_fanotify)
-			json_array_append_new(src, json_string("fanotify"));
+		if (src && r->source)
+			json_array_append_new(src, json_string(r->source));
 		json_object_set_new(a, "sources", src);
 	}
 	return o;

@@ -12,6 +12,10 @@
  * can: a burst of kernel events faster than any shell loop (read-only
  * opens, which the trace sums per path); `sysprobe --writes N PATH` the
  * same, opened for writing (created if missing): a record each.
+ * `sysprobe --forge N REAL FAKE` opens REAL for writing (creating it) N
+ * times while a second thread keeps rewriting the name in the buffer to
+ * FAKE and back, the attack on a trail that reads the path from the
+ * program's memory after the call; prints "forge N opened K".
  * `sysprobe --ignore SIG CMD ARGS...` runs CMD with signal SIG ignored, set
  * through the system call, so glibc's own signals (32, 33) can be too.
  * `sysprobe --ldt` writes one entry into the process's LDT (x86) and
@@ -19,6 +23,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,6 +93,49 @@ static int opens(long n, const char *path, int flags)
 	return 0;
 }
 
+static struct {
+	char name[PATH_MAX];
+	const char *real, *fake;
+	volatile int stop;
+} forged;
+
+static void *flip_name(void *arg)
+{
+	(void)arg;
+	while (!forged.stop) {
+		strcpy(forged.name, forged.fake);
+		strcpy(forged.name, forged.real);
+	}
+	return NULL;
+}
+
+static int forge(long n, const char *real, const char *fake)
+{
+	pthread_t t;
+	long i, opened = 0;
+	int fd;
+
+	if (strlen(real) >= sizeof(forged.name) ||
+	    strlen(fake) >= sizeof(forged.name))
+		return 2;
+	forged.real = real;
+	forged.fake = fake;
+	strcpy(forged.name, real);
+	if (pthread_create(&t, NULL, flip_name, NULL))
+		return 2;
+	for (i = 0; i < n; i++) {
+		fd = open(forged.name, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			opened++;
+			close(fd);
+		}
+	}
+	forged.stop = 1;
+	pthread_join(t, NULL);
+	printf("forge %ld opened %ld\n", n, opened);
+	return 0;
+}
+
 /* Signal sig ignored, then CMD: what a parent may hand the agent. */
 static int run_ignoring(int sig, char **cmd)
 {
@@ -142,6 +191,8 @@ int main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "--writes") == 0)
 		return opens(strtol(argv[2], NULL, 10), argv[3],
 			     O_WRONLY | O_CREAT);
+	if (argc == 5 && strcmp(argv[1], "--forge") == 0)
+		return forge(strtol(argv[2], NULL, 10), argv[3], argv[4]);
 	if (argc == 2 && strcmp(argv[1], "--ldt") == 0)
 		return write_ldt();
 	if (argc >= 4 && strcmp(argv[1], "--ignore") == 0)

@@ -469,10 +469,97 @@ copy_crosses() {
 	assert_equal "$(jq -c '[.limit, .path, .prefix, .comm]' <<<"$lim")" "[\"deny_open\",\"$D/secret\",\"$D/secret\",\"cat\"]"
 }
 
-@test "fallback: with tracepoints forced off, fanotify gives exec and open records of the call" {
+# kaudit_on : tracepoints off (E2B's kernel has none), the kernel audit on
+kaudit_on() {
+	local j
+	export CW_PROBE_DISABLE=bpf_tracepoint
+	j=$("$CW" probe --json)
+	[ "$(jq -r .features.kaudit.ok <<<"$j")" = true ] ||
+		skip "the kernel audit is not ours here: $(jq -r .features.kaudit.detail <<<"$j")"
+}
+
+@test "kaudit: without BPF tracing the kernel's audit records each exec with argv and each mutation of the call, as the kernel read the paths" {
+	kaudit_on
+	cat >"$D/work.sh" <<SH
+cd $D && echo hi >f && mv f g && chmod 600 g && mkdir sub && ln -s g soft && ln g hard && truncate -s 1 hard && rm g && rmdir sub && echo done
+SH
+	mcp --policy "$T/rw.json" -- "$(call_json 1 "bash $D/work.sh")"
+	assert_equal "$(structured 1 stdout)" done
+	inv=$(structured 1 invocation_id)
+	assert_equal "$(recs "$inv" 'select(.type == "launch") | .sources')" '["kaudit"]'
+	assert_equal "$(resp 1 | jq -c .result.structuredContent.audit.sources)" '["kaudit"]'
+	assert_equal "$(head -1 "$AUDIT" | jq -c '.sources')" '["kaudit"]'
+	# each program with its arguments, and who ran it
+	assert_equal "$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/mv") | [.argv, .source, .uid == (.uid | numbers)]')" '[["mv","f","g"],"kaudit",true]'
+	bash_pid=$(recs "$inv" 'select(.type == "exec" and (.argv | index("'"$D"'/work.sh"))) | .pid')
+	assert_equal "$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/mv") | .ppid')" "$bash_pid"
+	# each mutation, its paths made absolute from the directory it ran in
+	file() { recs "$inv" "select(.type == \"file\" and .op == \"$1\") | $2"; }
+	assert_equal "$(file open "select(.path == \"$D/f\") | [(.flags | index(\"creat\") != null), .result >= 0]")" '[true,true]'
+	assert_equal "$(file rename '[.path, .path2, .result]')" "[\"$D/f\",\"$D/g\",0]"
+	assert_equal "$(file chmod '[.path, .mode]')" "[\"$D/g\",$((8#600))]"
+	assert_equal "$(file mkdir '.path')" "\"$D/sub\""
+	assert_equal "$(file symlink '.path')" "\"$D/soft\""
+	assert_equal "$(file link '[.path, .path2]')" "[\"$D/g\",\"$D/hard\"]"
+	assert_equal "$(file unlink '.path')" "\"$D/g\""
+	assert_equal "$(file rmdir '.path')" "\"$D/sub\""
+	[ -n "$(file truncate '.length')" ] || fail "no truncate record"
+	# nothing of processes outside the call
+	[ -z "$(jq -c 'select(.type == "file" and .source == "kaudit" and .invocation == null)' "$AUDIT")" ]
+	assert_equal "$(recs "$inv" 'select(.type == "exit") | .events_lost')" 0
+}
+
+@test "kaudit: a path another thread rewrites after the call is recorded as the kernel read it, never forged" {
+	kaudit_on
+	need_sysprobe
+	cat >"$T/p.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "filesystem":{"write":["$D"],"exec":["/usr","/bin","$(dirname "$PROBE")"]}}}}}
+JSON
+	# the fake name cannot be created (no such directory): a record of
+	# it that worked would be a forgery
+	mcp --policy "$T/p.json" -- "$(call_json 1 "$PROBE --forge 3000 $D/real $D/none/fake")"
+	inv=$(structured 1 invocation_id)
+	opened=$(structured 1 stdout | awk '{ print $4 }')
+	[ "$opened" -gt 0 ] || fail "$(structured 1 stdout)"
+	assert_equal "$(recs "$inv" "select(.type == \"file\" and .op == \"open\" and .path == \"$D/none/fake\" and .result >= 0)")" ""
+	assert_equal "$(recs "$inv" "select(.type == \"file\" and .op == \"open\" and .path == \"$D/real\" and .result < 0)")" ""
+	# every open that worked is there, under its real name
+	assert_equal "$(recs "$inv" "select(.type == \"file\" and .op == \"open\" and .path == \"$D/real\" and .result >= 0)" | wc -l)" "$opened"
+}
+
+@test "kaudit: an audit daemon already running is not displaced; the agent says so and uses fanotify" {
+	kaudit_on
+	# a stand-in daemon: registered, then left running
+	python3 - "$T/daemon.pid" <<'PY' &
+import os, socket, struct, sys, time
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 9)
+st = struct.pack("=IIIIIIIIII", 4, 0, 0, os.getpid(), 0, 0, 0, 0, 0, 0)
+s.send(struct.pack("=IHHII", 16 + len(st), 1001, 5, 1, 0) + st)
+s.recv(8192)
+open(sys.argv[1], "w").write(str(os.getpid()))
+time.sleep(30)
+PY
+	BG=$!
+	for _ in $(seq 50); do [ -s "$T/daemon.pid" ] && break; sleep 0.1; done
+	run "$CW" probe --json
+	assert_equal "$(jq -r .features.kaudit.ok <<<"$output")" false
+	assert_equal "$(jq -r .features.kaudit.detail <<<"$output")" "kernel audit: pid $(cat "$T/daemon.pid") is the audit daemon (auditd?); cmdwarden does not displace it"
+	mcp -- "$(call_json 1 true)"
+	[ "$(head -1 "$AUDIT" | jq -r '.sources[0] // "none"')" != kaudit ] || fail "displaced the daemon"
+	kill "$BG"
+	wait "$BG" 2>/dev/null || true
+	BG=
+	# the daemon gone, the kernel audit is the agent's again
+	for _ in $(seq 50); do "$CW" probe --json | jq -e .features.kaudit.ok >/dev/null && break; sleep 0.1; done
+	run "$CW" probe --json
+	assert_equal "$(jq -r .features.kaudit.ok <<<"$output")" true
+}
+
+@test "fallback: with tracepoints and the kernel audit forced off, fanotify gives exec and open records of the call" {
 	"$CW" probe --json | jq -e '.features.fanotify.ok' >/dev/null ||
 		skip "fanotify is not available here"
-	export CW_PROBE_DISABLE=bpf_tracepoint
+	export CW_PROBE_DISABLE=bpf_tracepoint,kaudit
 	mcp -- "$(call_json 1 "bash -c 'cat /etc/hostname; ls /tmp'")"
 	inv=$(structured 1 invocation_id)
 	assert_equal "$(structured 1 stdout | head -1)" "$(cat /etc/hostname)"
@@ -492,7 +579,7 @@ copy_crosses() {
 }
 
 @test "fallback: with no event source at all, records say so instead of pretending" {
-	export CW_PROBE_DISABLE=bpf_tracepoint,fanotify
+	export CW_PROBE_DISABLE=bpf_tracepoint,kaudit,fanotify
 	mcp -- "$(call_json 1 "cat /etc/hostname")"
 	inv=$(structured 1 invocation_id)
 	assert_equal "$(structured 1 exit_code)" 0

@@ -37,6 +37,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "kernel/kaudit.h"
 #include "kernel/mountinfo.h"
 #include "kernel/netscan.h"
 #include "kernel/namespaces.h"
@@ -1128,6 +1129,18 @@ out:
 	close(fd);
 }
 
+static void probe_kaudit(struct probe_ctx *c)
+{
+	struct cw_probe_item *it = &c->p->item[CW_FEAT_KAUDIT];
+	struct cw_error err = { 0 };
+	int ret = cw_kaudit_probe(&err);
+
+	if (ret)
+		item_set(it, false, "%s", err.text);
+	else
+		item_set(it, true, "NETLINK_AUDIT, no audit daemon running, a loginuid per call");
+}
+
 /* ------------------------------------------------------------------ */
 
 static const struct {
@@ -1152,6 +1165,7 @@ static const struct {
 	[CW_FEAT_BPF_TRACEPOINT] = { "bpf_tracepoint", probe_bpf_tracepoint },
 	[CW_FEAT_BPF_LSM] = { "bpf_lsm", probe_bpf_lsm },
 	[CW_FEAT_FANOTIFY] = { "fanotify", probe_fanotify },
+	[CW_FEAT_KAUDIT] = { "kaudit", probe_kaudit },
 	[CW_FEAT_SOCK_DIAG_INET] = { "sock_diag_inet", probe_sock_diag_inet },
 	[CW_FEAT_CALL_NAMESPACES] = { "call_namespaces",
 				      probe_call_namespaces },

@@ -13,7 +13,10 @@
  *
  * The child, in this order:
  *  1. setsid: its own session and process group, no controlling terminal;
- *     the parent can then signal the whole tree with kill(-pgid).
+ *     the parent can then signal the whole tree with kill(-pgid). Then
+ *     the loginuid, when the kernel audit knows the call by it (while the
+ *     child is root in the first user namespace; the command cannot
+ *     change it after).
  *  2. dup2 stdin (/dev/null or the call's data), the stdout pipe and the
  *     stderr pipe onto 0, 1, 2.
  *  3. close every other descriptor (close_range) but the CLOEXEC error pipe:
@@ -133,6 +136,7 @@ enum child_step {
 	STEP_LANDLOCK,
 	STEP_LISTENER,		/* not a failure: the seccomp listener */
 	STEP_NAMESPACES,
+	STEP_LOGINUID,
 };
 
 struct child_report {
@@ -174,6 +178,8 @@ struct plan {
 	int join_v2;		/* the v2 one, when clone3 could not place us */
 	int ns_pidfd;		/* the holder of the call's namespaces; -1 */
 	int ns_userns;		/* the call's user namespace; -1 */
+	char loginuid[16];	/* written to /proc/self/loginuid; "" */
+	size_t loginuid_len;
 };
 
 struct envv {
@@ -303,6 +309,16 @@ static void __attribute__((noreturn)) child_run(const struct plan *pl)
 
 	if (setsid() < 0)
 		child_fail(fd, STEP_SETSID, errno, 0);
+	/* The kernel audit's mark of the call (kaudit.h), while the child
+	 * is still root in the first user namespace. */
+	if (pl->loginuid_len) {
+		int lfd = open("/proc/self/loginuid", O_WRONLY | O_CLOEXEC);
+
+		if (lfd < 0 || write(lfd, pl->loginuid, pl->loginuid_len) !=
+				       (ssize_t)pl->loginuid_len)
+			child_fail(fd, STEP_LOGINUID, errno, 0);
+		close(lfd);
+	}
 	/* Join the call's cgroups before anything can fork. */
 	for (i = 0; i < pl->njoin; i++)
 		if (write(pl->join[i], "0", 1) != 1)
@@ -592,6 +608,10 @@ static void report_error(const struct child_report *rep,
 		break;
 	case STEP_NAMESPACES:
 		cw_error_set(err, "joining the call's mount and IPC namespaces: %s",
+			     es);
+		break;
+	case STEP_LOGINUID:
+		cw_error_set(err, "setting the call's loginuid for the kernel audit: %s",
 			     es);
 		break;
 	default:
@@ -1243,6 +1263,12 @@ static void plan_fill(struct plan *pl, const struct cw_spawn_opts *o,
 	 * lose what a policy running commands as root asks for (raw sockets,
 	 * for one). */
 	pl->ns_userns = o->ns && t->uid != 0 ? o->ns->userns : -1;
+	if (o->loginuid) {
+		int n = snprintf(pl->loginuid, sizeof(pl->loginuid), "%u",
+				 o->loginuid);
+
+		pl->loginuid_len = n > 0 ? (size_t)n : 0;
+	}
 }
 
 /*

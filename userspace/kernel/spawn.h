@@ -73,6 +73,9 @@ struct cw_spawn_opts {
 	/* The call's own IPC, pid and mount namespaces, held by h
 	 * (kernel/namespaces.h); NULL: the agent's. */
 	const struct cw_ns_holder *ns;
+	/* The loginuid its processes get, by which the kernel audit knows
+	 * the call's events (kernel/kaudit.h); 0: theirs is the agent's. */
+	uint32_t loginuid;
 	/* With on_seccomp, the filter's denials come to the agent: each is
 	 * answered with EPERM and passed to on_seccomp (from the thread in
 	 * cw_spawn_run, while the command runs); the first

@@ -37,6 +37,7 @@
 
 #include "audit/types.h"
 #include "kernel/fanotify.h"
+#include "kernel/kaudit.h"
 #include "kernel/libbpf.h"
 #include "bpf/trace.h"
 #include "kernel/trace.h"
@@ -47,6 +48,8 @@
 /* How long cw_trace_call_end waits for records still being written by
  * another CPU (a reserved, uncommitted record holds back those after it). */
 #define END_WAIT_US 200000
+/* ... and for the kernel audit's marker to come back through its queue. */
+#define KAUDIT_WAIT_US 2000000
 
 /* How often the reader looks for records that came without a wakeup. */
 #define POLL_MS 5
@@ -74,6 +77,7 @@ struct cw_trace_call {
 	int freeze_fd;		/* its cgroup.freeze, -1: cannot pause it */
 	bool frozen;		/* under drain_lock */
 	int64_t frozen_at;
+	uint32_t auid;		/* kaudit: the loginuid of its processes */
 	struct cw_trace_stats st;
 	struct cw_trace_call *next;
 };
@@ -85,6 +89,11 @@ struct cw_trace {
 	int fd[FD_COUNT];
 	struct ring_buffer *rb;
 	struct cw_fanotify *fan;
+	/* The kernel's audit: each call's loginuid, the markers sent and
+	 * come back. */
+	struct cw_kaudit *ka;
+	uint32_t next_auid;
+	uint64_t marks_sent, mark_seen;
 	pthread_mutex_t lock;
 	pthread_mutex_t drain_lock;
 	struct cw_trace_call *calls;
@@ -245,7 +254,8 @@ static const char *const words[] = {
 	"chmod",  "chown",    "modify",	   "close_write", "fork", "exit",
 	"rdonly", "wronly",   "rdwr",	   "creat",    "excl",	  "trunc",
 	"append", "directory", "nofollow", "cloexec",  "path",	  "tmpfile",
-	"connect", "sendmsg", "unix",	   "mkdir",    "exec",
+	"connect", "sendmsg", "unix",	   "mkdir",    "exec",	  "kaudit",
+	"read",
 };
 static json_t *word_vals[CW_ARRAY_SIZE(words)];
 static pthread_once_t words_once = PTHREAD_ONCE_INIT;
@@ -354,11 +364,12 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 	if (ev->tid && ev->tid != ev->pid)
 		put(o, "tid", json_integer(ev->tid));
 	put(o, "comm", bytes_str(ev->comm));
-	if (!strcmp(ev->source, "bpf"))
+	/* fanotify knows neither */
+	if (strcmp(ev->source, "fanotify"))
 		put(o, "uid", json_integer(ev->uid));
 	switch (ev->kind) {
 	case CW_TRACE_EXEC:
-		if (!strcmp(ev->source, "bpf"))
+		if (strcmp(ev->source, "fanotify"))
 			put(o, "ppid", json_integer(ev->ppid));
 		put(o, "filename", bytes_str(ev->filename));
 		if (ev->argv) {
@@ -614,6 +625,29 @@ static void on_fan_event(void *ctx, const char *invocation,
 		deliver(c, ev);
 }
 
+/* Kernel audit events, attributed by the loginuid of their process. */
+static void on_ka_event(void *ctx, uint32_t auid,
+			const struct cw_trace_event *ev)
+{
+	struct cw_trace *t = ctx;
+	struct cw_trace_call *c;
+
+	pthread_mutex_lock(&t->lock);
+	for (c = t->calls; c && c->auid != auid; c = c->next)
+		;
+	pthread_mutex_unlock(&t->lock);
+	if (c)
+		deliver(c, ev);
+}
+
+static void on_ka_marker(void *ctx, uint64_t nonce)
+{
+	struct cw_trace *t = ctx;
+
+	if (nonce > t->mark_seen)
+		t->mark_seen = nonce;
+}
+
 /* Counts an event no call could be found for against every running call:
  * one of them lost it. */
 static void on_fan_unattributed(void *ctx, bool overflow)
@@ -641,6 +675,8 @@ static void read_all(struct cw_trace *t)
 	}
 	if (t->fan)
 		cw_fanotify_read(t->fan, on_fan_event, on_fan_unattributed, t);
+	if (t->ka)
+		cw_kaudit_read(t->ka, on_ka_event, on_ka_marker, t);
 	flush_sinks(t);
 }
 
@@ -732,6 +768,7 @@ void cw_trace_close(struct cw_trace *t)
 		if (t->fd[i] >= 0)
 			close(t->fd[i]);
 	cw_fanotify_close(t->fan);
+	cw_kaudit_close(t->ka);
 	for (c = t->calls; c; c = next) {
 		next = c->next;
 		if (c->freeze_fd >= 0)
@@ -935,6 +972,13 @@ struct cw_trace *cw_trace_open(const struct cw_trace_opts *o,
 		if (ret)
 			goto out;
 		ret = watch(t, ring_buffer__epoll_fd(t->rb));
+	} else if (o->kaudit) {
+		t->ka = cw_kaudit_open(err);
+		if (!t->ka) {
+			ret = -errno;
+			goto out;
+		}
+		ret = watch(t, cw_kaudit_fd(t->ka));
 	} else if (o->fanotify) {
 		t->fan = cw_fanotify_open(o->cgroup2_mount, err);
 		if (!t->fan) {
@@ -973,7 +1017,15 @@ json_t *cw_trace_sources(const struct cw_trace *t)
 		json_array_append_new(a, json_string("bpf_tracepoint"));
 	if (a && t && t->fan)
 		json_array_append_new(a, json_string("fanotify"));
+	if (a && t && t->ka)
+		json_array_append_new(a, json_string("kaudit"));
 	return a;
+}
+
+const char *cw_trace_source(const struct cw_trace *t)
+{
+	return !t ? NULL : t->bpf ? "bpf_tracepoint" : t->ka ? "kaudit" :
+	       t->fan ? "fanotify" : NULL;
 }
 
 bool cw_trace_enforces_files(const struct cw_trace *t)
@@ -1049,6 +1101,9 @@ struct cw_trace_call *cw_trace_call_add(struct cw_trace *t, uint64_t cgid,
 	}
 	/* Listed first, so that no event of the call finds no call. */
 	pthread_mutex_lock(&t->lock);
+	if (t->ka)
+		c->auid = CW_KAUDIT_AUID_BASE +
+			  t->next_auid++ % CW_KAUDIT_AUID_COUNT;
 	c->next = t->calls;
 	t->calls = c;
 	pthread_mutex_unlock(&t->lock);
@@ -1144,6 +1199,32 @@ static void deliver_reads(struct cw_trace *t, struct cw_trace_call *c)
 	free(mine);
 }
 
+uint32_t cw_trace_call_loginuid(const struct cw_trace_call *c)
+{
+	return c ? c->auid : 0;
+}
+
+/*
+ * The kernel's audit queue up to now, read: a marker sent through it
+ * comes back after every record queued before it, those of the call's
+ * ended processes among them. Under drain_lock.
+ */
+static void read_kaudit_through_now(struct cw_trace *t,
+				    struct cw_trace_call *c)
+{
+	int64_t deadline = cw_mono_us() + KAUDIT_WAIT_US;
+	uint64_t nonce = ++t->marks_sent;
+
+	if (cw_kaudit_mark(t->ka, nonce) == 0)
+		while (t->mark_seen < nonce && cw_mono_us() < deadline) {
+			read_all(t);
+			if (t->mark_seen < nonce)
+				usleep(1000);
+		}
+	/* what the kernel could not queue, while this call ran */
+	c->st.lost += cw_kaudit_lost(t->ka);
+}
+
 void cw_trace_call_end(struct cw_trace *t, struct cw_trace_call *c,
 		       struct cw_trace_stats *st)
 {
@@ -1170,6 +1251,8 @@ void cw_trace_call_end(struct cw_trace *t, struct cw_trace_call *c,
 		deliver_reads(t, c);
 		flush_sinks(t);
 	}
+	if (t->ka)
+		read_kaudit_through_now(t, c);
 	if (have) {
 		bpf_map_delete_elem(t->fd[FD_CALLS], &c->cgid);
 		c->st.lost = cnt.lost;

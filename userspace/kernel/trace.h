@@ -34,7 +34,8 @@ struct cw_trace_call;
 
 struct cw_trace_opts {
 	bool bpf;		/* use the tracepoint programs */
-	bool fanotify;		/* else (or also, when bpf fails) fanotify */
+	bool kaudit;		/* else the kernel's audit (kaudit.h) */
+	bool fanotify;		/* else fanotify */
 	unsigned ringbuf_kib;	/* 0: CW_TRACE_RINGBUF_DEFAULT_KIB */
 	bool no_pause;		/* the call filling the ring is not paused;
 				 * either way, a process whose event finds
@@ -57,6 +58,10 @@ void cw_trace_close(struct cw_trace *t);
 /* The sources in use: ["bpf_tracepoint"], ["fanotify"] or []. New
  * reference. */
 json_t *cw_trace_sources(const struct cw_trace *t);
+/* The source in force, as cw_trace_sources names it: "bpf_tracepoint",
+ * "kaudit" or "fanotify"; NULL for none. */
+const char *cw_trace_source(const struct cw_trace *t);
+
 /* Whether sandbox.files limits are enforced (only by bpf_tracepoint). */
 bool cw_trace_enforces_files(const struct cw_trace *t);
 
@@ -73,7 +78,7 @@ enum cw_trace_kind {
  * call only. */
 struct cw_trace_event {
 	enum cw_trace_kind kind;
-	const char *source;	/* "bpf" or "fanotify" */
+	const char *source;	/* "bpf", "kaudit" or "fanotify" */
 	uint64_t cgroup_id;
 	uint32_t pid, tid, uid;
 	char comm[17];
@@ -162,6 +167,10 @@ struct cw_trace_stats {
 	char deny_path[129];	/* the path that hit deny_open */
 	char deny_prefix[129];	/* and the prefix it matched */
 };
+
+/* The loginuid the call's processes are to be given (spawn.h), for the
+ * kernel audit to attribute their events by; 0 when not that source. */
+uint32_t cw_trace_call_loginuid(const struct cw_trace_call *c);
 
 /* Ends the call, after its processes are gone: delivers what is still
  * queued for it, reads its counters, forgets it. */
