@@ -255,7 +255,7 @@ static const char *const words[] = {
 	"rdonly", "wronly",   "rdwr",	   "creat",    "excl",	  "trunc",
 	"append", "directory", "nofollow", "cloexec",  "path",	  "tmpfile",
 	"connect", "sendmsg", "unix",	   "mkdir",    "exec",	  "kaudit",
-	"read",
+	"read",	  "user_memory", "kernel",
 };
 static json_t *word_vals[CW_ARRAY_SIZE(words)];
 static pthread_once_t words_once = PTHREAD_ONCE_INIT;
@@ -405,6 +405,11 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 	case CW_TRACE_FILE:
 		put(o, "op", word(ev->op));
 		put(o, "path", bytes_str(ev->path));
+		/* bpf reads it from the process after the call (a thread may
+		 * have rewritten it); the kernel audit gives the kernel's own
+		 * copy, fanotify the file it opened */
+		put(o, "path_source", word(!strcmp(ev->source, "bpf") ?
+						   "user_memory" : "kernel"));
 		if (ev->path_truncated)
 			put(o, "path_truncated", json_true());
 		if (ev->dirfd != -100)

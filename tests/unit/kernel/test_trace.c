@@ -291,7 +291,7 @@ static void typical(bool open, struct cw_trace_event *ev, const char **want)
 		ev->ret = 3;
 		ev->has_ret = true;
 		*want = "{\"source\":\"bpf\",\"pid\":7,\"comm\":\"cat\",\"uid\":1000,"
-			"\"op\":\"open\",\"path\":\"/etc/hostname\","
+			"\"op\":\"open\",\"path\":\"/etc/hostname\",\"path_source\":\"user_memory\","
 			"\"flags\":[\"rdonly\",\"cloexec\"],\"result\":3}";
 	} else {
 		ev->kind = CW_TRACE_EXEC;
