@@ -378,6 +378,20 @@ fail:
 	return NULL;
 }
 
+struct cw_kaudit *cw_kaudit_reader(int fd)
+{
+	struct cw_kaudit *k = calloc(1, sizeof(*k));
+
+	if (!k || !(k->p = calloc(PENDING, sizeof(*k->p)))) {
+		free(k);
+		errno = ENOMEM;
+		return NULL;
+	}
+	k->fd = fd;
+	k->ctl = -1;
+	return k;
+}
+
 void cw_kaudit_close(struct cw_kaudit *k)
 {
 	struct audit_status set = { 0 };

@@ -32,6 +32,10 @@ struct cw_kaudit;
 struct cw_kaudit *cw_kaudit_open(struct cw_error *err);
 /* Whether cw_kaudit_open would work: 0, or -errno with err saying why. */
 int cw_kaudit_probe(struct cw_error *err);
+/* A reader of records that come on fd as the kernel sends them (a
+ * netlink header, then the text), registering nothing and adding no rule:
+ * records replayed from elsewhere. fd is the reader's. NULL + errno. */
+struct cw_kaudit *cw_kaudit_reader(int fd);
 /* Removes the rules and hands the audit daemon's place back. */
 void cw_kaudit_close(struct cw_kaudit *k);
 int cw_kaudit_fd(const struct cw_kaudit *k);
