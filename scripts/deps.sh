@@ -13,7 +13,7 @@ PKGS=(
 	clang llvm bpftool
 	bats bats-assert bats-support
 	jq nodejs npm procps util-linux mount e2fsprogs iproute2 python3 time strace
-	curl wrk sudo
+	curl wrk sudo bubblewrap
 )
 # make vmtest: the emulator and the cpio that packs the VM's root file
 # system (the other packages it copies into the VM are listed above and in

@@ -71,6 +71,10 @@ echo "== kernel events: one call executing 2,000 processes and opening 200,000 f
 tests/bench/trace.sh "$B/cmdwarden" tests/bench/bench.json "$work" | tee "$work/trace"
 
 echo
+echo "== tracing's cost on busy commands (find, 20,000 opens, a compile): bare, bubblewrap, untraced and traced calls"
+tests/bench/overhead.sh "$B/cmdwarden" tests/bench/bench.json "$work" | tee "$work/overhead"
+
+echo
 echo "== tools/call over Streamable HTTP (wrk, one session, state and audit on disk): denied tool, run_command \"true\""
 # The tracing run above leaves much written and not yet on disk: the
 # kernel's writeback of it would compete with the audit log's flushes.
@@ -85,7 +89,7 @@ for _ in 1 2 3 4 5; do
 	echo $(( ($(date +%s%N) - a) / 1000000 ))
 done | sort -n | sed -n 3p | sed 's/^/probe_ms /' | tee "$work/probe"
 
-get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-untraced" "$work/lat-traced" "$work/lat-ns" "$work/lat-userns" "$work/audit" "$work/audit-tmpfs" "$work/events" "$work/flood" "$work/trace" "$work/http" "$work/probe"; }
+get() { awk -v k="$1" '$1 == k { print $2 }' "$work/decide" "$work/lat" "$work/lat-tmpfs" "$work/lat-untraced" "$work/lat-traced" "$work/lat-ns" "$work/lat-userns" "$work/audit" "$work/audit-tmpfs" "$work/events" "$work/flood" "$work/trace" "$work/overhead" "$work/http" "$work/probe"; }
 ratio=$(awk -v a="$(get agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 ratio_core=$(awk -v a="$(get b_agent_call_median_us)" -v b="$(get bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
 ratio_tmpfs=$(awk -v a="$(get tmpfs_agent_call_median_us)" -v b="$(get tmpfs_bare_fork_exec_median_us)" 'BEGIN { printf "%.2f", a / b }')
@@ -110,6 +114,9 @@ printf '  %-40s %12s\n' "  the calls' namespaces, median (us)" "+$(gap ns_agent_
 printf '  %-40s %12s\n' "  the calls' namespaces, p99 (us)" "+$(gap ns_agent_call_p99_us ns_b_agent_call_p99_us)"
 printf '  %-40s %12s\n' "  their user namespaces, median (us)" "+$(gap userns_agent_call_median_us userns_b_agent_call_median_us)"
 printf '  %-40s %12s\n' "  their user namespaces, p99 (us)" "+$(gap userns_agent_call_p99_us userns_b_agent_call_p99_us)"
+for n in find opens compile; do
+	printf '  %-40s %12s   target %s\n' "tracing's cost on $n (traced/untraced)" "+$(get overhead_${n}_tracing_pct)%" "<= 5%"
+done
 printf '  %-40s %12s   target %s\n' "probe, whole process (ms)" "$(get probe_ms)" "< 100"
 printf '  %-40s %12s   target %s\n' "decisions/s, seed policy" "$(get decisions_per_s_seed)" ">= 500000"
 printf '  %-40s %12s\n' "decisions/s, 50 regex conditions" "$(get decisions_per_s_50_regex)"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The worker pool: work runs, finished threads wait and are reused, a
  * burst gets a thread per piece of work, and waiting threads leave. */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <unistd.h>
@@ -99,6 +100,21 @@ static void run_held(struct work *w, int n)
 		wait_done(&w[i]);
 }
 
+/* The threads of this process. */
+static int threads(void)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
 /* Each piece of a burst gets a thread of its own, and afterwards no more
  * than CW_WORKERS_MAX_IDLE stay. */
 static void test_burst(void **state)
@@ -113,6 +129,11 @@ static void test_burst(void **state)
 		for (j = i + 1; j < N; j++)
 			assert_int_not_equal(w[i].tid, w[j].tid);
 	wait_idle(CW_WORKERS_MAX_IDLE);
+	/* and the rest have left (the next test counts on no straggler
+	 * coming back to wait after it took every waiting thread) */
+	for (i = 0; i < 5000 && threads() != 1 + CW_WORKERS_MAX_IDLE; i++)
+		usleep(1000);
+	assert_int_equal(1 + CW_WORKERS_MAX_IDLE, threads());
 }
 
 /* A thread without work for the idle time leaves; work still runs after. */

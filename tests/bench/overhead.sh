@@ -1,0 +1,108 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# What tracing costs the commands that make the most system calls: find
+# over two large trees, a bash loop of 20,000 opens, and a compile of 24 of
+# cmdwarden's own sources. Each runs, in ROUNDS interleaved rounds
+# (default 5): bare (bash -c), under bubblewrap (--unshare-all, the root
+# read-only), and through an agent already serving, with every layer on
+# and tracing on (traced) or off (untraced: no kernel event source). The
+# call's wall time is from its request to its answer. Prints key value
+# lines for run.sh: overhead_NAME_{bare,bwrap,untraced,traced}_ms (the
+# median, then every round) and overhead_NAME_tracing_pct (traced against
+# untraced, medians), overhead_NAME_traced_vs_bare (a ratio).
+#   bench/overhead.sh CMDWARDEN POLICY WORKDIR [ROUNDS]
+set -euo pipefail
+CW=$1
+POLICY=$2
+W=$3
+ROUNDS=${4:-5}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+mkdir -p "$W/objs"
+chmod 0777 "$W/objs"
+srcs=$(cd "$ROOT" && ls userspace/*/*.c | head -24 | sed "s|^|$ROOT/|" | tr '\n' ' ')
+declare -A CMD=(
+	[find]='find /usr/lib /usr/share -xdev >/dev/null 2>&1; true'
+	[opens]='for i in $(seq 20000); do : </etc/hostname; done'
+	[compile]="cd $W/objs && for f in $srcs; do gcc -O1 -I$ROOT/userspace -I$ROOT/agent -I$ROOT/build -c \$f -o \$(basename \$f).o || exit 1; done"
+)
+NAMES=(find opens compile)
+
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+bare() {
+	local t=$(date +%s%N)
+	bash -c "$1" >/dev/null 2>&1
+	ms_since "$t"
+}
+
+bwrap_run() {
+	local t=$(date +%s%N)
+	bwrap --ro-bind / / --dev /dev --proc /proc --bind "$W/objs" "$W/objs" \
+		--tmpfs /tmp --unshare-all --die-with-parent bash -c "$1" >/dev/null 2>&1
+	ms_since "$t"
+}
+
+# agent NAME CMD [ENV...]: the call's wall time on an agent already
+# serving (its start, and loading the tracing programs, are not the
+# call's cost)
+agent() {
+	local name=$1 cmd=$2 start line
+	shift 2
+	coproc AGENT { env "$@" "$CW" serve --policy "$POLICY" \
+		--state-dir "$W/state-$name" --audit "$W/audit-$name.jsonl" 2>/dev/null; }
+	echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' >&"${AGENT[1]}"
+	read -r line <&"${AGENT[0]}"
+	echo '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"${AGENT[1]}"
+	jq -cn --arg c "$cmd" '{jsonrpc:"2.0",id:2,method:"tools/call",params:{name:"run_command",arguments:{command:$c,timeout:600}}}' >"$W/$name.req"
+	start=$(date +%s%N)
+	cat "$W/$name.req" >&"${AGENT[1]}"
+	read -r line <&"${AGENT[0]}"
+	ms_since "$start"
+	exec {AGENT[1]}>&-
+	wait "$AGENT_PID" || true
+	[ "$(jq -r .result.structuredContent.exit_code <<<"$line")" = 0 ] ||
+		echo "overhead: $name failed: $(jq -c .result.structuredContent <<<"$line" | head -c 400)" >&2
+}
+
+median() {
+	printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+have_bwrap=true
+if ! command -v bwrap >/dev/null || ! bwrap --ro-bind / / --unshare-all true 2>/dev/null; then
+	have_bwrap=false
+	echo "# bubblewrap is not installed or cannot run here: its column is left out"
+fi
+src=$("$CW" probe --json | jq -r 'if .layers.bpf_trace then "bpf_tracepoint" elif .features.kaudit.ok then "kaudit" else "none" end')
+echo "# traced with $src"
+
+for n in "${NAMES[@]}"; do
+	declare -a "B_$n=()" "W_$n=()" "U_$n=()" "T_$n=()"
+done
+for ((r = 0; r < ROUNDS; r++)); do
+	for n in "${NAMES[@]}"; do
+		rm -rf "$W"/state-* "$W"/audit-*.jsonl "$W"/objs/*.o
+		eval "B_$n+=(\$(bare \"\${CMD[$n]}\"))"
+		if $have_bwrap; then
+			rm -f "$W"/objs/*.o
+			eval "W_$n+=(\$(bwrap_run \"\${CMD[$n]}\"))"
+		fi
+		rm -f "$W"/objs/*.o
+		eval "U_$n+=(\$(agent untraced \"\${CMD[$n]}\" CW_PROBE_DISABLE=bpf_tracepoint,kaudit,fanotify))"
+		rm -f "$W"/objs/*.o
+		eval "T_$n+=(\$(agent traced \"\${CMD[$n]}\"))"
+	done
+done
+for n in "${NAMES[@]}"; do
+	eval "b=(\"\${B_$n[@]}\") w=(\"\${W_$n[@]}\") u=(\"\${U_$n[@]}\") t=(\"\${T_$n[@]}\")"
+	mb=$(median "${b[@]}") mu=$(median "${u[@]}") mt=$(median "${t[@]}")
+	echo "overhead_${n}_bare_ms $mb (rounds: ${b[*]})"
+	if $have_bwrap; then
+		echo "overhead_${n}_bwrap_ms $(median "${w[@]}") (rounds: ${w[*]})"
+	fi
+	echo "overhead_${n}_untraced_ms $mu (rounds: ${u[*]})"
+	echo "overhead_${n}_traced_ms $mt (rounds: ${t[*]})"
+	awk -v a="$mt" -v b="$mu" -v n="$n" 'BEGIN { printf "overhead_%s_tracing_pct %.1f\n", n, (a - b) * 100 / b }'
+	awk -v a="$mt" -v b="$mb" -v n="$n" 'BEGIN { printf "overhead_%s_traced_vs_bare %.2f\n", n, a / b }'
+done
