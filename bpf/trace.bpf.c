@@ -491,155 +491,247 @@ static __always_inline void fill_file_hdr(struct trace_file *f, __u64 cgid,
 	f->size = 0;
 }
 
-/*
- * What the arguments of each traced file system call hold, one row per
- * call: each field is the argument (ARG(0) is the first) or 0 for none.
- * A call without a row is not a file event.
- */
-struct sc_row {
-	__u8 op;		/* enum trace_file_op */
-	__u8 path, dirfd;	/* the path, and the descriptor it is
-				 * relative to (or, alone, the file) */
-	__u8 path2, dirfd2;	/* a second path, a link's target, an
-				 * attribute's name */
-	__u8 mode, flags, size, owner, group;
-	__u8 how;		/* openat2's struct open_how */
-	__u8 pad;
-	__u32 flags_set;	/* what the call implies (creat, lchown) */
-};
-
-#define ARG(n) ((n) + 1)
-#define SC_ROWS 460		/* past the highest traced call */
-#define NOFOLLOW .flags_set = AT_SYMLINK_NOFOLLOW
-
-static const struct sc_row sc_rows[SC_ROWS] = {
-	[__NR_open] = { TRACE_OP_OPEN, .path = ARG(0), .flags = ARG(1),
-			.mode = ARG(2) },
-	[__NR_creat] = { TRACE_OP_OPEN, .path = ARG(0), .mode = ARG(1),
-			 .flags_set = O_CREAT | O_WRONLY | O_TRUNC },
-	[__NR_openat] = { TRACE_OP_OPEN, .dirfd = ARG(0), .path = ARG(1),
-			  .flags = ARG(2), .mode = ARG(3) },
-	[__NR_openat2] = { TRACE_OP_OPEN, .dirfd = ARG(0), .path = ARG(1),
-			   .how = ARG(2) },
-	[__NR_unlink] = { TRACE_OP_UNLINK, .path = ARG(0) },
-	[__NR_rmdir] = { TRACE_OP_RMDIR, .path = ARG(0) },
-	/* an rmdir with AT_REMOVEDIR */
-	[__NR_unlinkat] = { TRACE_OP_UNLINK, .dirfd = ARG(0), .path = ARG(1),
-			    .flags = ARG(2) },
-	[__NR_rename] = { TRACE_OP_RENAME, .path = ARG(0), .path2 = ARG(1) },
-	[__NR_renameat] = { TRACE_OP_RENAME, .dirfd = ARG(0), .path = ARG(1),
-			    .dirfd2 = ARG(2), .path2 = ARG(3) },
-	[__NR_renameat2] = { TRACE_OP_RENAME, .dirfd = ARG(0), .path = ARG(1),
-			     .dirfd2 = ARG(2), .path2 = ARG(3),
-			     .flags = ARG(4) },
-	[__NR_chmod] = { TRACE_OP_CHMOD, .path = ARG(0), .mode = ARG(1) },
-	[__NR_fchmod] = { TRACE_OP_CHMOD, .dirfd = ARG(0), .mode = ARG(1) },
-	[__NR_fchmodat] = { TRACE_OP_CHMOD, .dirfd = ARG(0), .path = ARG(1),
-			    .mode = ARG(2) },
-	[__NR_fchmodat2] = { TRACE_OP_CHMOD, .dirfd = ARG(0), .path = ARG(1),
-			     .mode = ARG(2), .flags = ARG(3) },
-	[__NR_chown] = { TRACE_OP_CHOWN, .path = ARG(0), .owner = ARG(1),
-			 .group = ARG(2) },
-	[__NR_lchown] = { TRACE_OP_CHOWN, .path = ARG(0), .owner = ARG(1),
-			  .group = ARG(2), NOFOLLOW },
-	[__NR_fchown] = { TRACE_OP_CHOWN, .dirfd = ARG(0), .owner = ARG(1),
-			  .group = ARG(2) },
-	[__NR_fchownat] = { TRACE_OP_CHOWN, .dirfd = ARG(0), .path = ARG(1),
-			    .owner = ARG(2), .group = ARG(3),
-			    .flags = ARG(4) },
-	[__NR_mkdir] = { TRACE_OP_MKDIR, .path = ARG(0), .mode = ARG(1) },
-	[__NR_mkdirat] = { TRACE_OP_MKDIR, .dirfd = ARG(0), .path = ARG(1),
-			   .mode = ARG(2) },
-	/* only when it failed: one that worked is the exec record */
-	[__NR_execve] = { TRACE_OP_EXEC, .path = ARG(0) },
-	[__NR_execveat] = { TRACE_OP_EXEC, .dirfd = ARG(0), .path = ARG(1),
-			    .flags = ARG(4) },
-	[__NR_truncate] = { TRACE_OP_TRUNCATE, .path = ARG(0),
-			    .size = ARG(1) },
-	[__NR_ftruncate] = { TRACE_OP_TRUNCATE, .dirfd = ARG(0),
-			     .size = ARG(1) },
-	[__NR_link] = { TRACE_OP_LINK, .path = ARG(0), .path2 = ARG(1) },
-	[__NR_linkat] = { TRACE_OP_LINK, .dirfd = ARG(0), .path = ARG(1),
-			  .dirfd2 = ARG(2), .path2 = ARG(3), .flags = ARG(4) },
-	[__NR_symlink] = { TRACE_OP_SYMLINK, .path2 = ARG(0), .path = ARG(1) },
-	[__NR_symlinkat] = { TRACE_OP_SYMLINK, .path2 = ARG(0),
-			     .dirfd = ARG(1), .path = ARG(2) },
-	[__NR_mknod] = { TRACE_OP_MKNOD, .path = ARG(0), .mode = ARG(1),
-			 .size = ARG(2) },
-	[__NR_mknodat] = { TRACE_OP_MKNOD, .dirfd = ARG(0), .path = ARG(1),
-			   .mode = ARG(2), .size = ARG(3) },
-	[__NR_utime] = { TRACE_OP_UTIMES, .path = ARG(0) },
-	[__NR_utimes] = { TRACE_OP_UTIMES, .path = ARG(0) },
-	[__NR_futimesat] = { TRACE_OP_UTIMES, .dirfd = ARG(0),
-			     .path = ARG(1) },
-	/* with no path: the descriptor's own file */
-	[__NR_utimensat] = { TRACE_OP_UTIMES, .dirfd = ARG(0), .path = ARG(1),
-			     .flags = ARG(3) },
-	[__NR_setxattr] = { TRACE_OP_SETXATTR, .path = ARG(0),
-			    .path2 = ARG(1), .size = ARG(3), .flags = ARG(4) },
-	[__NR_lsetxattr] = { TRACE_OP_SETXATTR, .path = ARG(0),
-			     .path2 = ARG(1), .size = ARG(3), .flags = ARG(4),
-			     NOFOLLOW },
-	[__NR_fsetxattr] = { TRACE_OP_SETXATTR, .dirfd = ARG(0),
-			     .path2 = ARG(1), .size = ARG(3),
-			     .flags = ARG(4) },
-	[__NR_removexattr] = { TRACE_OP_REMOVEXATTR, .path = ARG(0),
-			       .path2 = ARG(1) },
-	[__NR_lremovexattr] = { TRACE_OP_REMOVEXATTR, .path = ARG(0),
-				.path2 = ARG(1), NOFOLLOW },
-	[__NR_fremovexattr] = { TRACE_OP_REMOVEXATTR, .dirfd = ARG(0),
-				.path2 = ARG(1) },
-	[__NR_fallocate] = { TRACE_OP_FALLOCATE, .dirfd = ARG(0),
-			     .flags = ARG(1), .size = ARG(3) },
-};
-
-/* Argument i of a row (ARG(n)); 0 for none. */
-static __always_inline __u64 sc_arg(const struct sc *s, __u8 i)
-{
-	switch (i) {
-	case ARG(0): return s->a[0];
-	case ARG(1): return s->a[1];
-	case ARG(2): return s->a[2];
-	case ARG(3): return s->a[3];
-	case ARG(4): return s->a[4];
-	}
-	return 0;
-}
-
 static __always_inline __u32 fill_file(struct trace_file *f,
-				       const struct sc *s,
-				       const struct sc_row *r, __u64 cgid)
+				       const struct sc *s, __u64 cgid)
 {
+	const char *path = 0;
 	__u32 len;
 	int cut;
 
 	fill_file_hdr(f, cgid, TRACE_FILE, s->ret);
-	f->op = r->op;
-	if (r->dirfd)
-		f->dirfd = sc_arg(s, r->dirfd);
-	if (r->dirfd2)
-		f->dirfd2 = sc_arg(s, r->dirfd2);
-	f->flags = sc_arg(s, r->flags) | r->flags_set;
-	f->mode = sc_arg(s, r->mode);
-	f->size = sc_arg(s, r->size);
-	if (r->owner)
-		f->owner = sc_arg(s, r->owner);
-	if (r->group)
-		f->group = sc_arg(s, r->group);
-	if (r->op == TRACE_OP_UNLINK && (f->flags & AT_REMOVEDIR))
-		f->op = TRACE_OP_RMDIR;
-	if (r->how) {
+	switch (s->nr) {
+	case __NR_open:
+		f->op = TRACE_OP_OPEN;
+		path = (const char *)s->a[0];
+		f->flags = s->a[1];
+		f->mode = s->a[2];
+		break;
+	case __NR_creat:
+		f->op = TRACE_OP_OPEN;
+		path = (const char *)s->a[0];
+		f->flags = O_CREAT | O_WRONLY | O_TRUNC;
+		f->mode = s->a[1];
+		break;
+	case __NR_openat:
+		f->op = TRACE_OP_OPEN;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->flags = s->a[2];
+		f->mode = s->a[3];
+		break;
+	case __NR_openat2: {
 		__u64 how[2] = { 0, 0 };	/* struct open_how: flags, mode */
 
-		bpf_probe_read_user(how, sizeof(how),
-				    (void *)sc_arg(s, r->how));
+		f->op = TRACE_OP_OPEN;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		bpf_probe_read_user(how, sizeof(how), (void *)s->a[2]);
 		f->flags = how[0];
 		f->mode = how[1];
+		break;
 	}
-	len = read_path(f->path, (const char *)sc_arg(s, r->path), &cut);
+	case __NR_unlink:
+		f->op = TRACE_OP_UNLINK;
+		path = (const char *)s->a[0];
+		break;
+	case __NR_rmdir:
+		f->op = TRACE_OP_RMDIR;
+		path = (const char *)s->a[0];
+		break;
+	case __NR_unlinkat:
+		f->op = s->a[2] & AT_REMOVEDIR ? TRACE_OP_RMDIR :
+						 TRACE_OP_UNLINK;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->flags = s->a[2];
+		break;
+	case __NR_rename:
+		f->op = TRACE_OP_RENAME;
+		path = (const char *)s->a[0];
+		break;
+	case __NR_renameat:
+	case __NR_renameat2:
+		f->op = TRACE_OP_RENAME;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->dirfd2 = s->a[2];
+		f->flags = s->nr == __NR_renameat2 ? s->a[4] : 0;
+		break;
+	case __NR_chmod:
+		f->op = TRACE_OP_CHMOD;
+		path = (const char *)s->a[0];
+		f->mode = s->a[1];
+		break;
+	case __NR_fchmod:
+		f->op = TRACE_OP_CHMOD;
+		f->dirfd = s->a[0];	/* the file itself */
+		f->mode = s->a[1];
+		break;
+	case __NR_fchmodat:
+	case __NR_fchmodat2:
+		f->op = TRACE_OP_CHMOD;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->mode = s->a[2];
+		f->flags = s->nr == __NR_fchmodat2 ? s->a[3] : 0;
+		break;
+	case __NR_chown:
+	case __NR_lchown:
+		f->op = TRACE_OP_CHOWN;
+		path = (const char *)s->a[0];
+		f->owner = s->a[1];
+		f->group = s->a[2];
+		f->flags = s->nr == __NR_lchown ? AT_SYMLINK_NOFOLLOW : 0;
+		break;
+	case __NR_fchown:
+		f->op = TRACE_OP_CHOWN;
+		f->dirfd = s->a[0];
+		f->owner = s->a[1];
+		f->group = s->a[2];
+		break;
+	case __NR_fchownat:
+		f->op = TRACE_OP_CHOWN;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->owner = s->a[2];
+		f->group = s->a[3];
+		f->flags = s->a[4];
+		break;
+	case __NR_mkdir:
+		f->op = TRACE_OP_MKDIR;
+		path = (const char *)s->a[0];
+		f->mode = s->a[1];
+		break;
+	case __NR_mkdirat:
+		f->op = TRACE_OP_MKDIR;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->mode = s->a[2];
+		break;
+	case __NR_execve:
+		f->op = TRACE_OP_EXEC;
+		path = (const char *)s->a[0];
+		break;
+	case __NR_execveat:
+		f->op = TRACE_OP_EXEC;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->flags = s->a[4];
+		break;
+	case __NR_truncate:
+		f->op = TRACE_OP_TRUNCATE;
+		path = (const char *)s->a[0];
+		f->size = s->a[1];
+		break;
+	case __NR_ftruncate:
+		f->op = TRACE_OP_TRUNCATE;
+		f->dirfd = s->a[0];
+		f->size = s->a[1];
+		break;
+	case __NR_link:
+		f->op = TRACE_OP_LINK;
+		path = (const char *)s->a[0];
+		break;
+	case __NR_symlink:
+		f->op = TRACE_OP_SYMLINK;
+		path = (const char *)s->a[1];
+		break;
+	case __NR_linkat:
+		f->op = TRACE_OP_LINK;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->dirfd2 = s->a[2];
+		f->flags = s->a[4];
+		break;
+	case __NR_symlinkat:
+		f->op = TRACE_OP_SYMLINK;
+		f->dirfd = s->a[1];
+		path = (const char *)s->a[2];
+		break;
+	case __NR_mknod:
+		f->op = TRACE_OP_MKNOD;
+		path = (const char *)s->a[0];
+		f->mode = s->a[1];
+		f->size = s->a[2];
+		break;
+	case __NR_mknodat:
+		f->op = TRACE_OP_MKNOD;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->mode = s->a[2];
+		f->size = s->a[3];
+		break;
+	case __NR_utime:
+	case __NR_utimes:
+		f->op = TRACE_OP_UTIMES;
+		path = (const char *)s->a[0];
+		break;
+	case __NR_futimesat:
+	case __NR_utimensat:
+		/* utimensat with no path: the descriptor's own file */
+		f->op = TRACE_OP_UTIMES;
+		f->dirfd = s->a[0];
+		path = (const char *)s->a[1];
+		f->flags = s->nr == __NR_utimensat ? s->a[3] : 0;
+		break;
+	case __NR_setxattr:
+	case __NR_lsetxattr:
+	case __NR_fsetxattr:
+		f->op = TRACE_OP_SETXATTR;
+		f->size = s->a[3];
+		f->flags = s->a[4];
+		break;
+	case __NR_removexattr:
+	case __NR_lremovexattr:
+	case __NR_fremovexattr:
+		f->op = TRACE_OP_REMOVEXATTR;
+		break;
+	case __NR_fallocate:
+		f->op = TRACE_OP_FALLOCATE;
+		f->dirfd = s->a[0];
+		f->flags = s->a[1];
+		f->size = s->a[3];
+		break;
+	}
+	/* the xattr calls: the file by path or, f*, by descriptor */
+	if (f->op == TRACE_OP_SETXATTR || f->op == TRACE_OP_REMOVEXATTR) {
+		if (s->nr == __NR_fsetxattr || s->nr == __NR_fremovexattr)
+			f->dirfd = s->a[0];
+		else
+			path = (const char *)s->a[0];
+		if (s->nr == __NR_lsetxattr || s->nr == __NR_lremovexattr)
+			f->flags = AT_SYMLINK_NOFOLLOW;
+	}
+	len = read_path(f->path, path, &cut);
 	if (cut)
 		f->h.truncated |= TRACE_TRUNC_PATH;
 	return len;
+}
+
+/* The second string of a rename, link or symlink (its target), or an
+ * xattr call's attribute name; NULL for the others. */
+static __always_inline const char *second_path(const struct sc *s)
+{
+	switch (s->nr) {
+	case __NR_rename:
+	case __NR_link:
+		return (const char *)s->a[1];
+	case __NR_renameat:
+	case __NR_renameat2:
+	case __NR_linkat:
+		return (const char *)s->a[3];
+	case __NR_symlink:
+	case __NR_symlinkat:
+		return (const char *)s->a[0];
+	case __NR_setxattr:
+	case __NR_lsetxattr:
+	case __NR_fsetxattr:
+	case __NR_removexattr:
+	case __NR_lremovexattr:
+	case __NR_fremovexattr:
+		return (const char *)s->a[1];
+	}
+	return 0;
 }
 
 /* The file of descriptor fd of the current process; NULL when none. */
@@ -869,9 +961,8 @@ int cw_sys_exit(unsigned long long *ctx)
 	struct trace_file *f;
 	struct sc s;
 	__u64 cgid;
-	const struct sc_row *r;
 	__u32 zero = 0, len;
-	int cut;
+	int is_open = 0, cut;
 
 	s.nr = regs->orig_ax;
 	switch (s.nr) {
@@ -910,16 +1001,57 @@ int cw_sys_exit(unsigned long long *ctx)
 		return unix_refused(cgid, s.nr, BPF_CORE_READ(regs, di),
 				    BPF_CORE_READ(regs, si),
 				    BPF_CORE_READ(regs, dx));
-	default:
+	case __NR_open:
+	case __NR_creat:
+	case __NR_openat:
+	case __NR_openat2:
+		is_open = 1;
 		break;
+	case __NR_unlink:
+	case __NR_unlinkat:
+	case __NR_rmdir:
+	case __NR_rename:
+	case __NR_renameat:
+	case __NR_renameat2:
+	case __NR_chmod:
+	case __NR_fchmod:
+	case __NR_fchmodat:
+	case __NR_fchmodat2:
+	case __NR_chown:
+	case __NR_lchown:
+	case __NR_fchown:
+	case __NR_fchownat:
+	case __NR_mkdir:
+	case __NR_mkdirat:
+	case __NR_truncate:
+	case __NR_ftruncate:
+	case __NR_link:
+	case __NR_linkat:
+	case __NR_symlink:
+	case __NR_symlinkat:
+	case __NR_mknod:
+	case __NR_mknodat:
+	case __NR_utime:
+	case __NR_utimes:
+	case __NR_futimesat:
+	case __NR_utimensat:
+	case __NR_setxattr:
+	case __NR_lsetxattr:
+	case __NR_fsetxattr:
+	case __NR_removexattr:
+	case __NR_lremovexattr:
+	case __NR_fremovexattr:
+		break;
+	case __NR_execve:
+	case __NR_execveat:
+		/* one that worked is the exec record; its arguments are
+		 * gone with the old image anyway */
+		if ((long)ctx[1] >= 0)
+			return 0;
+		break;
+	default:
+		return 0;
 	}
-	if ((unsigned long)s.nr >= SC_ROWS)
-		return 0;
-	r = &sc_rows[s.nr];
-	/* a failed exec only: one that worked is the exec record, and its
-	 * arguments are gone with the old image anyway */
-	if (!r->op || (r->op == TRACE_OP_EXEC && (long)ctx[1] >= 0))
-		return 0;
 	c = current_call(&cgid);
 	if (!c)
 		return 0;
@@ -937,16 +1069,16 @@ int cw_sys_exit(unsigned long long *ctx)
 	if (!f2)
 		return 0;
 	f = &f2->f;
-	len = fill_file(f, &s, r, cgid);
+	len = fill_file(f, &s, cgid);
 	/* The limits hold whether or not the record finds room. */
-	if (r->op == TRACE_OP_OPEN) {
+	if (is_open) {
 		open_limits(cgid, s.ret, f->flags);
 		if (!(f->flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) &&
 		    read_summed(cgid, s.ret))
 			return 0;
 	}
-	if (r->path2) {
-		read_path(f2->path2, (const char *)sc_arg(&s, r->path2), &cut);
+	if (second_path(&s)) {
+		read_path(f2->path2, second_path(&s), &cut);
 		if (cut)
 			f->h.truncated |= TRACE_TRUNC_PATH2;
 		output(c, f2, sizeof(*f2), sizeof(*f2));
