@@ -19,12 +19,14 @@ ROUNDS=${4:-5}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 mkdir -p "$W/objs"
+# the calls' account makes the objects
+chmod 0711 "$W"
 chmod 0777 "$W/objs"
 srcs=$(cd "$ROOT" && ls userspace/*/*.c | head -24 | sed "s|^|$ROOT/|" | tr '\n' ' ')
 declare -A CMD=(
 	[find]='find /usr/lib /usr/share -xdev >/dev/null 2>&1; true'
 	[opens]='for i in $(seq 20000); do : </etc/hostname; done'
-	[compile]="cd $W/objs && for f in $srcs; do gcc -O1 -I$ROOT/userspace -I$ROOT/agent -I$ROOT/build -c \$f -o \$(basename \$f).o || exit 1; done"
+	[compile]="cd $W/objs && for f in $srcs; do gcc -O1 -D_GNU_SOURCE -I$ROOT -I$ROOT/userspace -I$ROOT/agent -I$ROOT/build -c \$f -o \$(basename \$f).o || exit 1; done"
 )
 NAMES=(find opens compile)
 
@@ -32,14 +34,15 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
 bare() {
 	local t=$(date +%s%N)
-	bash -c "$1" >/dev/null 2>&1
+	bash -c "$1" >/dev/null 2>&1 || echo "overhead: bare failed" >&2
 	ms_since "$t"
 }
 
 bwrap_run() {
 	local t=$(date +%s%N)
-	bwrap --ro-bind / / --dev /dev --proc /proc --bind "$W/objs" "$W/objs" \
-		--tmpfs /tmp --unshare-all --die-with-parent bash -c "$1" >/dev/null 2>&1
+	bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
+		--bind "$W/objs" "$W/objs" --unshare-all --die-with-parent \
+		bash -c "$1" >/dev/null 2>&1 || echo "overhead: bwrap failed" >&2
 	ms_since "$t"
 }
 
@@ -79,6 +82,7 @@ echo "# traced with $src"
 
 for n in "${NAMES[@]}"; do
 	declare -a "B_$n=()" "W_$n=()" "U_$n=()" "T_$n=()"
+	bare "${CMD[$n]}" >/dev/null	# the page cache warm for all
 done
 for ((r = 0; r < ROUNDS; r++)); do
 	for n in "${NAMES[@]}"; do
