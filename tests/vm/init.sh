@@ -76,7 +76,9 @@ cd /cw || { say "no /cw"; halt; }
 echo 0 >/sys/kernel/tracing/tracing_on 2>/dev/null &&
 	echo 1 >/sys/kernel/tracing/events/raw_syscalls/enable 2>/dev/null
 mkdir -p /run/keeper && mkfifo /run/keeper/in
-/cw/build/cmdwarden-service serve --state-dir /run/keeper --audit /run/keeper/audit.jsonl \
+# It leaves the kernel audit alone: one audit daemon at a time, and that
+# is the agents' under test (E2B's kernel has no BPF tracing).
+CW_PROBE_DISABLE=kaudit /cw/build/cmdwarden-service serve --state-dir /run/keeper --audit /run/keeper/audit.jsonl \
 	</run/keeper/in >/dev/null 2>/run/keeper/err &
 keeper=$!
 sleep infinity >/run/keeper/in &
