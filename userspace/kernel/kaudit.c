@@ -762,7 +762,7 @@ static uint64_t arg(const struct pending *p, int i)
 	return i >= 0 && i < 4 ? p->a[i] : 0;
 }
 
-static void finish(struct cw_kaudit *k, struct pending *p,
+static void finish(struct pending *p,
 		   void (*event)(void *ctx, uint32_t auid,
 				 const struct cw_trace_event *ev),
 		   void *ctx)
@@ -774,7 +774,6 @@ static void finish(struct cw_kaudit *k, struct pending *p,
 	bool at_cwd;
 	size_t i;
 
-	(void)k;
 	for (i = 0; i < CW_ARRAY_SIZE(sc_map) && p->syscall; i++)
 		if (sc_map[i].nr == p->nr)
 			m = &sc_map[i];
@@ -913,7 +912,7 @@ int cw_kaudit_read(struct cw_kaudit *k,
 			on_path(p, s, len);
 			break;
 		case AUDIT_EOE:
-			finish(k, p, event, ctx);
+			finish(p, event, ctx);
 			p->serial = 0;
 			break;
 		}
