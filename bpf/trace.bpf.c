@@ -23,10 +23,16 @@
  * need, is a plain load instead of a bpf_probe_read_kernel call.
  *
  * File system calls are read at sys_exit only: the syscall number and the
- * arguments are still in the saved user registers, and the path strings
- * are still in the caller's memory, resident since the kernel has just
- * read them. A thread of the same process could rewrite a path between
- * the kernel's read and this one; the record then shows the new text.
+ * arguments are still in the saved user registers. The path of an open
+ * that worked, and of a call that names its file by descriptor, is walked
+ * up from the file's dentry to the task's root (path_from KERNEL): a
+ * thread rewriting the program's buffer cannot change it, and relative
+ * paths, symlinks, ".." and /proc/self/fd/N come out absolute and resolved.
+ * Other paths (a mutation by name, an open that failed) are read from the
+ * caller's memory, resident since the kernel has just read them, and a
+ * relative one is joined to its directory as the kernel resolved that; a
+ * thread of the same process could rewrite such a path between the
+ * kernel's read and this one, and the record then shows the new text.
  *
  * Which call: bpf_get_current_cgroup_id(), the v2 cgroup of the task,
  * looked up in "calls" (cgroup id -> struct trace_call). A task outside
@@ -39,8 +45,9 @@
  * and the process it was of is killed, so nothing goes on unrecorded.
  * Every submitted one is counted in "emitted", which userspace compares
  * with what it has read before it closes the call's trail. Read-only opens
- * that worked or found no file are summed per path in "reads" instead
- * (trace.h), and userspace writes one record per path at the call's end.
+ * that worked are summed per file in "reads_seen", those that found no
+ * file per path in "reads" (trace.h), and userspace writes one record per
+ * file or path at the call's end.
  *
  * Limits (sandbox.files), counted per call in "calls":
  *   max_files_written  successful opens of regular files with O_WRONLY,
@@ -58,12 +65,14 @@
  *                      call counts at most 2^56 bytes, and once over the
  *                      limit the counter stops, so it cannot wrap; writes
  *                      through mmap and io_submit are not counted
- *   deny_open          an open of a path, as the program passed it, equal
- *                      to or below one of the prefixes
+ *   deny_open          an open of a path equal to or below one of the
+ *                      prefixes: the path the kernel resolved for an open
+ *                      that worked, the path as passed (joined to its
+ *                      directory) for one that failed
  * The process that crosses a limit gets SIGKILL (bpf_send_signal) at the
  * end of the system call that crossed it: the kill follows the operation,
- * which has happened. Relative paths, symlinks and ".." are not resolved.
- * These are audit-and-kill measures; Landlock is the boundary for paths.
+ * which has happened. These are audit-and-kill measures; Landlock is the
+ * boundary for paths.
  *
  * A connect, sendto, sendmsg or sendmmsg to a pathname unix socket that
  * fails with ECONNREFUSED is an event (TRACE_UNIX) with the path as the
@@ -117,11 +126,49 @@ struct mm_struct {
 	unsigned long arg_end;
 } __attribute__((preserve_access_index));
 
+struct super_block {
+	unsigned int s_dev;
+} __attribute__((preserve_access_index));
+
 struct inode {
 	unsigned short i_mode;
+	unsigned long i_ino;
+	struct super_block *i_sb;
+} __attribute__((preserve_access_index));
+
+struct qstr {
+	unsigned int len;	/* in an anonymous union: CO-RE finds it */
+	const unsigned char *name;
+} __attribute__((preserve_access_index));
+
+struct dentry {
+	struct dentry *d_parent;
+	struct qstr d_name;
+} __attribute__((preserve_access_index));
+
+struct vfsmount {
+	struct dentry *mnt_root;
+} __attribute__((preserve_access_index));
+
+/* fs/mount.h: a vfsmount is the member mnt of its struct mount */
+struct mount {
+	struct mount *mnt_parent;
+	struct dentry *mnt_mountpoint;
+	struct vfsmount mnt;
+} __attribute__((preserve_access_index));
+
+struct path {
+	struct vfsmount *mnt;
+	struct dentry *dentry;
+} __attribute__((preserve_access_index));
+
+struct fs_struct {
+	struct path root;
+	struct path pwd;
 } __attribute__((preserve_access_index));
 
 struct file {
+	struct path f_path;
 	struct inode *f_inode;
 	void *private_data;
 } __attribute__((preserve_access_index));
@@ -146,6 +193,7 @@ struct task_struct {
 	struct task_struct *real_parent;
 	struct mm_struct *mm;
 	struct files_struct *files;
+	struct fs_struct *fs;
 } __attribute__((preserve_access_index));
 
 struct linux_binprm {
@@ -218,6 +266,46 @@ struct {
 	__type(value, struct trace_read_key);
 } scratch_read SEC(".maps");
 
+/* Read-only opens that worked, summed by the file they opened. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TRACE_SEEN_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct trace_seen_key);
+	__type(value, struct trace_seen_sum);
+} reads_seen SEC(".maps");
+
+/* A new sum of reads_seen is built here (too large for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trace_seen_sum);
+} scratch_seen SEC(".maps");
+
+/*
+ * A path is walked up from its file to the root and written backwards into
+ * the first half of this buffer, ending at its middle; a relative path
+ * joined to a directory waits in the second half. Offsets are masked to
+ * the half and names to NAME_MAX, so no write can leave the buffer.
+ */
+#define WALK_HALF	TRACE_PATH_MAX
+#define HALF_MASK	(WALK_HALF - 1)
+#define NAME_MASK	255
+#define WALK_DEPTH	48	/* components and mounts crossed */
+#define WALK_CUT	0x10000	/* flag of walk_path's result */
+
+struct walk_buf {
+	char b[2 * WALK_HALF];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walk_buf);
+} scratch_walk SEC(".maps");
+
 /* An event with no room: counted, and the process it was of killed (at
  * its return to user space), so what it does next is not unrecorded. */
 static __always_inline void count_lost(struct trace_call *c)
@@ -280,7 +368,8 @@ static __always_inline void fill_hdr(struct trace_hdr *h, __u64 cgid,
 	h->uid = (__u32)bpf_get_current_uid_gid();
 	h->kind = kind;
 	h->truncated = 0;
-	h->pad[0] = h->pad[1] = 0;
+	h->path_from = TRACE_PATH_USER;
+	h->pad = 0;
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 }
 
@@ -708,6 +797,25 @@ static __always_inline __u32 fill_file(struct trace_file *f,
 	return len;
 }
 
+/* An open's flags. */
+static __always_inline __u32 open_flags(const struct sc *s)
+{
+	__u64 how = 0;		/* struct open_how's first field */
+
+	switch (s->nr) {
+	case __NR_open:
+		return s->a[1];
+	case __NR_creat:
+		return O_CREAT | O_WRONLY | O_TRUNC;
+	case __NR_openat:
+		return s->a[2];
+	}
+	bpf_probe_read_user(&how, sizeof(how), (void *)s->a[2]);
+	return how;
+}
+
+#define WRITE_FLAGS	(O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)
+
 /* The second string of a rename, link or symlink (its target), or an
  * xattr call's attribute name; NULL for the others. */
 static __always_inline const char *second_path(const struct sc *s)
@@ -757,6 +865,202 @@ static __always_inline int fd_is_regular(unsigned int fd)
 
 	return file &&
 	       (BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT) == S_IFREG;
+}
+
+/*
+ * The path of (dentry, vfsmnt) from the current task's root, as d_path
+ * gives it, built in scratch_walk: the offset where it starts there, with
+ * WALK_CUT when its first components did not fit (too deep or too long:
+ * the path then starts at the deepest ones that did); -1 when the walk
+ * ends at a root that is not the task's (a pipe or socket's pseudo file
+ * system, a file of another mount namespace). With join the path is a
+ * directory, and the relative path waiting in the buffer's second half is
+ * joined to it. A global function, verified once.
+ */
+struct walk_ctx {
+	struct dentry *dentry;
+	struct vfsmount *vfsmnt;
+	struct dentry *root;
+	struct vfsmount *root_mnt;
+	__u32 pos;		/* where the path built so far starts */
+	int end;		/* 1 the task's root reached, -1 another */
+};
+
+/* One step of the walk up: a component written, or a mount crossed. */
+static long walk_step(__u32 i __attribute__((unused)), struct walk_ctx *x)
+{
+	struct dentry *dentry = x->dentry, *parent, *top;
+	struct vfsmount *vfsmnt = x->vfsmnt;
+	struct mount *mnt, *up;
+	const unsigned char *name;
+	struct walk_buf *w;
+	__u32 zero = 0, len, pos = x->pos;
+
+	w = bpf_map_lookup_elem(&scratch_walk, &zero);
+	if (!w)
+		return 1;
+	if (dentry == x->root && vfsmnt == x->root_mnt) {
+		x->end = 1;
+		return 1;
+	}
+	top = BPF_CORE_READ(vfsmnt, mnt_root);
+	parent = BPF_CORE_READ(dentry, d_parent);
+	if (dentry == top || dentry == parent) {
+		/* a mount's root: on to where it is mounted */
+		mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt);
+		up = BPF_CORE_READ(mnt, mnt_parent);
+		if (dentry != top || !up || up == mnt) {
+			x->end = -1;
+			return 1;
+		}
+		x->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
+		x->vfsmnt = &up->mnt;
+		return 0;
+	}
+	len = BPF_CORE_READ(dentry, d_name.len);
+	name = BPF_CORE_READ(dentry, d_name.name);
+	if (len > NAME_MASK)
+		len = NAME_MASK;
+	/* room for the name, its '/' and the root's */
+	if (len + 2 > pos)
+		return 1;
+	pos -= len;
+	bpf_probe_read_kernel(&w->b[pos & HALF_MASK], len & NAME_MASK, name);
+	pos--;
+	w->b[pos & HALF_MASK] = '/';
+	x->pos = pos;
+	x->dentry = parent;
+	return 0;
+}
+
+/*
+ * The path of (dentry, vfsmnt) from the current task's root, as d_path
+ * gives it, built in scratch_walk: the offset where it starts there, with
+ * WALK_CUT when its first components did not fit (too deep or too long:
+ * the path then starts at the deepest ones that did); -1 when the walk
+ * ends at a root that is not the task's (a pipe or socket's pseudo file
+ * system, a file of another mount namespace). With join the path is a
+ * directory, and the relative path waiting in the buffer's second half is
+ * joined to it. A global function, its steps a bpf_loop callback: each is
+ * verified once, not once per step.
+ */
+__attribute__((noinline)) int walk_path(__u64 dentry_ptr, __u64 mnt_ptr,
+					int join)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct walk_ctx x = {
+		.dentry = (void *)dentry_ptr,
+		.vfsmnt = (void *)mnt_ptr,
+		.pos = HALF_MASK,
+	};
+	struct walk_buf *w;
+	__u32 zero = 0, pos;
+
+	w = bpf_map_lookup_elem(&scratch_walk, &zero);
+	if (!w || !x.dentry || !x.vfsmnt)
+		return -1;
+	x.root = BPF_CORE_READ(task, fs, root.dentry);
+	x.root_mnt = BPF_CORE_READ(task, fs, root.mnt);
+	w->b[HALF_MASK] = join ? '/' : '\0';
+	bpf_loop(WALK_DEPTH, walk_step, &x, 0);
+	if (x.end < 0)
+		return -1;
+	pos = x.pos;
+	if (pos == HALF_MASK && !join) {
+		pos--;
+		w->b[pos & HALF_MASK] = '/';
+	}
+	return (pos & HALF_MASK) | (x.end > 0 ? 0 : WALK_CUT);
+}
+
+/* Copies a path walk_path built (r its result) to dst, TRACE_PATH_MAX
+ * bytes: its length with the NUL, 0 when none; *cut when it was cut. */
+static __always_inline long walked(char *dst, int r, int *cut)
+{
+	struct walk_buf *w;
+	__u32 zero = 0;
+	long n;
+
+	w = bpf_map_lookup_elem(&scratch_walk, &zero);
+	if (!w || r < 0)
+		return 0;
+	n = bpf_probe_read_kernel_str(dst, TRACE_PATH_MAX, &w->b[r & HALF_MASK]);
+	*cut = (r & WALK_CUT) || n >= TRACE_PATH_MAX;
+	return n > 0 ? n : 0;
+}
+
+/*
+ * The scratch record's path from the file of descriptor fd, as the kernel
+ * resolved it (TRACE_PATH_KERNEL): its length with the NUL, or 0 when it
+ * cannot be told, the record keeping its path as written. Global.
+ */
+__attribute__((noinline)) int fd_path(__u64 fd)
+{
+	struct trace_file2 *f2;
+	struct file *file;
+	__u32 zero = 0;
+	int r, cut;
+	long n;
+
+	f2 = bpf_map_lookup_elem(&scratch, &zero);
+	file = fd_file(fd);
+	if (!f2 || !file)
+		return 0;
+	r = walk_path((__u64)BPF_CORE_READ(file, f_path.dentry),
+		      (__u64)BPF_CORE_READ(file, f_path.mnt), 0);
+	n = walked(f2->f.path, r, &cut);
+	if (!n)
+		return 0;
+	if (cut)
+		f2->f.h.truncated |= TRACE_TRUNC_PATH;
+	f2->f.h.path_from = TRACE_PATH_KERNEL;
+	return n;
+}
+
+/*
+ * The scratch record's relative path, as written, joined to the directory
+ * it is relative to (dirfd, or the working directory for AT_FDCWD) as the
+ * kernel resolved that: its new length with the NUL; len, the path left as
+ * it is, when it is absolute or its directory cannot be told. Global.
+ */
+__attribute__((noinline)) int join_dir(__s64 dirfd, __u32 len)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct dentry *dentry;
+	struct vfsmount *mnt;
+	struct trace_file2 *f2;
+	struct walk_buf *w;
+	struct file *file;
+	__u32 zero = 0;
+	int r, cut;
+	long n;
+
+	f2 = bpf_map_lookup_elem(&scratch, &zero);
+	w = bpf_map_lookup_elem(&scratch_walk, &zero);
+	if (!f2 || !w || f2->f.path[0] == '/' || !f2->f.path[0])
+		return len;
+	if (dirfd == AT_FDCWD) {
+		dentry = BPF_CORE_READ(task, fs, pwd.dentry);
+		mnt = BPF_CORE_READ(task, fs, pwd.mnt);
+	} else {
+		file = fd_file(dirfd);
+		if (!file)
+			return len;
+		dentry = BPF_CORE_READ(file, f_path.dentry);
+		mnt = BPF_CORE_READ(file, f_path.mnt);
+	}
+	if (bpf_probe_read_kernel_str(&w->b[WALK_HALF], WALK_HALF,
+				      f2->f.path) <= 0)
+		return len;
+	r = walk_path((__u64)dentry, (__u64)mnt, 1);
+	if (r < 0)
+		return len;
+	n = walked(f2->f.path, r, &cut);
+	if (!n)
+		return len;
+	if (cut)
+		f2->f.h.truncated |= TRACE_TRUNC_PATH;
+	return n;
 }
 
 /* The user's msghdr, up to its name's length. */
@@ -911,7 +1215,64 @@ __attribute__((noinline)) int open_limits(__u64 cgid, long ret, __u32 flags)
 }
 
 /*
- * A read-only open that worked or found no file (ENOENT, ENOTDIR), summed
+ * A read-only open that worked (ret its descriptor), summed in "reads_seen" by
+ * the file it opened, under the path the kernel resolved for its first
+ * opener, on which the deny_open check runs: 1 when summed, 0 when it is
+ * to be a record (the table full, or a file not beneath the task's root).
+ * A hit costs a short key's lookup; only a file's first open walks its
+ * path. Global.
+ */
+__attribute__((noinline)) int read_seen(__u64 cgid, long nr, long ret,
+					__u64 a1, __u64 a2)
+{
+	struct sc s = { .nr = nr, .a = { 0, a1, a2 } };
+	struct trace_seen_key k = {};
+	struct trace_seen_sum *sum, *init;
+	struct trace_call *c;
+	struct inode *inode;
+	struct file *file;
+	__u64 key = cgid;
+	__u32 zero = 0;
+	int r, cut;
+
+	if (ret < 0 || (open_flags(&s) & WRITE_FLAGS))
+		return 0;
+	c = bpf_map_lookup_elem(&calls, &key);
+	file = fd_file(ret);
+	if (!c || !file)
+		return 0;
+	inode = BPF_CORE_READ(file, f_inode);
+	k.cgid = cgid;
+	k.ino = BPF_CORE_READ(inode, i_ino);
+	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	sum = bpf_map_lookup_elem(&reads_seen, &k);
+	if (!sum) {
+		init = bpf_map_lookup_elem(&scratch_seen, &zero);
+		if (!init)
+			return 0;
+		r = walk_path((__u64)BPF_CORE_READ(file, f_path.dentry),
+			      (__u64)BPF_CORE_READ(file, f_path.mnt), 0);
+		if (!walked(init->path, r, &cut))
+			return 0;
+		init->truncated = cut ? TRACE_TRUNC_PATH : 0;
+		init->sum.count = 0;
+		init->sum.failed = 0;
+		init->sum.pid = bpf_get_current_pid_tgid() >> 32;
+		init->sum.uid = (__u32)bpf_get_current_uid_gid();
+		bpf_get_current_comm(init->sum.comm, sizeof(init->sum.comm));
+		/* fails when another CPU made it meanwhile, or when full */
+		bpf_map_update_elem(&reads_seen, &k, init, BPF_NOEXIST);
+		sum = bpf_map_lookup_elem(&reads_seen, &k);
+		if (!sum)
+			return 0;
+	}
+	__sync_fetch_and_add(&sum->sum.count, 1);
+	deny_check(c, sum->path);
+	return 1;
+}
+
+/*
+ * A read-only open that found no file (ENOENT, ENOTDIR), summed
  * by path in "reads": 1 when summed, 0 when it is to be sent as an event
  * (a path too long for the key, or the table full). On the path fill_file
  * left in the scratch record; a global function, verified once.
@@ -924,7 +1285,7 @@ __attribute__((noinline)) int read_summed(__u64 cgid, long ret)
 	__u32 zero = 0;
 	long n;
 
-	if (ret < 0 && ret != -ENOENT && ret != -ENOTDIR)
+	if (ret != -ENOENT && ret != -ENOTDIR)
 		return 0;	/* refusals are records of their own */
 	f2 = bpf_map_lookup_elem(&scratch, &zero);
 	k = bpf_map_lookup_elem(&scratch_read, &zero);
@@ -947,9 +1308,43 @@ __attribute__((noinline)) int read_summed(__u64 cgid, long ret)
 			return 0;
 	}
 	__sync_fetch_and_add(&sum->count, 1);
-	if (ret < 0)
-		__sync_fetch_and_add(&sum->failed, 1);
+	__sync_fetch_and_add(&sum->failed, 1);
 	return 1;
+}
+
+/*
+ * The scratch record's path settled, and an open's limits: the path of the
+ * file opened or named by descriptor as the kernel resolved it, else the
+ * path as written made absolute; then the deny_open check and the count
+ * of files written, which hold whether or not the record finds room. The
+ * record's length, or 0 when it was a read summed instead. Global.
+ */
+__attribute__((noinline)) int settle_file(__u64 cgid, int is_open, long ret,
+					  __u32 len)
+{
+	struct trace_file2 *f2;
+	struct trace_file *f;
+	__u32 zero = 0;
+	int n;
+
+	f2 = bpf_map_lookup_elem(&scratch, &zero);
+	if (!f2)
+		return len;
+	f = &f2->f;
+	if (is_open && ret >= 0)
+		n = fd_path(ret);
+	else if (!f->path[0] && f->dirfd != AT_FDCWD)
+		n = fd_path(f->dirfd);
+	else
+		n = join_dir(f->dirfd, len);
+	if (n)
+		len = n;
+	if (is_open) {
+		open_limits(cgid, ret, f->flags);
+		if (!(f->flags & WRITE_FLAGS) && read_summed(cgid, ret))
+			return 0;
+	}
+	return len;
 }
 
 SEC("tp_btf/sys_exit")
@@ -1065,18 +1460,18 @@ int cw_sys_exit(unsigned long long *ctx)
 	s.a[3] = BPF_CORE_READ(regs, r10);
 	s.a[4] = BPF_CORE_READ(regs, r8);
 
+	/* a read that worked: a counter, its path walked only the first
+	 * time its file is opened */
+	if (is_open && read_seen(cgid, s.nr, s.ret, s.a[1], s.a[2]))
+		return 0;
 	f2 = bpf_map_lookup_elem(&scratch, &zero);
 	if (!f2)
 		return 0;
 	f = &f2->f;
 	len = fill_file(f, &s, cgid);
-	/* The limits hold whether or not the record finds room. */
-	if (is_open) {
-		open_limits(cgid, s.ret, f->flags);
-		if (!(f->flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) &&
-		    read_summed(cgid, s.ret))
-			return 0;
-	}
+	len = settle_file(cgid, is_open, s.ret, len);
+	if (!len)
+		return 0;
 	if (second_path(&s)) {
 		read_path(f2->path2, second_path(&s), &cut);
 		if (cut)

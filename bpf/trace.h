@@ -46,12 +46,16 @@ enum trace_file_op {
 	TRACE_OP_FALLOCATE,	/* fallocate: flags its mode, size its length */
 };
 
-/* Read-only opens are summed per call and path in the kernel ("reads"):
- * a flood of reads is a counter, not a record each. The key is the call's
- * cgroup and the path with zeros after it (a hash map compares whole
- * keys, so no two paths share a sum); longer paths are sent one by one. */
+/* Read-only opens are summed per call in the kernel ("reads"): a flood of
+ * reads is a counter, not a record each. One that worked is summed by the
+ * file it opened (the call's cgroup, the device and the inode: a short key
+ * whatever the path), under the path the kernel resolved for its first
+ * opener ("reads_seen"). One that found no file is summed by the path as
+ * written, with zeros after it (a hash map compares whole keys, so no two
+ * paths share a sum) in "reads"; longer paths are sent one by one. */
 #define TRACE_READ_PATH	(512 - 8)
 #define TRACE_READS_MAX	8192
+#define TRACE_SEEN_MAX	16384
 
 struct trace_read_key {
 	__u64 cgid;
@@ -64,6 +68,20 @@ struct trace_read_sum {
 	__u32 pid;		/* the first opener */
 	__u32 uid;
 	char comm[16];
+};
+
+struct trace_seen_key {
+	__u64 cgid;
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+struct trace_seen_sum {
+	struct trace_read_sum sum;
+	__u8 truncated;		/* TRACE_TRUNC_PATH */
+	__u8 pad[7];
+	char path[TRACE_PATH_MAX];	/* as the kernel resolved it */
 };
 
 /* Bits of trace_hdr.truncated. */
@@ -103,6 +121,18 @@ struct trace_call {
 	char deny_path[TRACE_DENY_LEN];
 };
 
+/* Where a file record's path came from. */
+enum trace_path_from {
+	TRACE_PATH_USER = 0,	/* the program's memory, read after the call
+				 * (a thread may have rewritten it); a
+				 * relative one joined to the directory it
+				 * was relative to, as the kernel resolved
+				 * that directory */
+	TRACE_PATH_KERNEL,	/* the file the call opened or named by
+				 * descriptor, its path walked up from the
+				 * kernel's dentry to the task's root */
+};
+
 /* Every ring buffer record starts with this. */
 struct trace_hdr {
 	__u64 cgid;
@@ -112,7 +142,8 @@ struct trace_hdr {
 	__u32 uid;
 	__u8 kind;		/* enum trace_kind */
 	__u8 truncated;		/* TRACE_TRUNC_* */
-	__u8 pad[2];
+	__u8 path_from;		/* enum trace_path_from: file records */
+	__u8 pad;
 	char comm[16];
 };
 

@@ -33,6 +33,26 @@ trace_on() {
 		skip "layer bpf_trace is off here: $(jq -r '.layers_off.bpf_trace' <<<"$j")"
 }
 
+# forge : sysprobe opens $D/real 3000 times while a second thread rewrites
+# the name in its buffer to $D/none/fake and back; sets worked to the
+# [path, path_source] of every open record that worked, checks there is one
+# for each open and none names the fake (which cannot be created: no such
+# directory, so a record of it that worked would be a forgery)
+forge() {
+	need_sysprobe
+	cat >"$T/p.json" <<JSON
+{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
+  "filesystem":{"write":["$D"],"exec":["/usr","/bin","$(dirname "$PROBE")"]}}}}}
+JSON
+	mcp --policy "$T/p.json" -- "$(call_json 1 "$PROBE --forge 3000 $D/real $D/none/fake")"
+	inv=$(structured 1 invocation_id)
+	opened=$(structured 1 stdout | awk '{ print $4 }')
+	[ "$opened" -gt 0 ] || fail "$(structured 1 stdout)"
+	worked=$(recs "$inv" "select(.type == \"file\" and .op == \"open\" and .result >= 0 and (.path | startswith(\"$D/\"))) | [.path, .path_source]")
+	assert_equal "$(grep -c . <<<"$worked")" "$opened"
+	[ -z "$(grep -F "$D/none/fake" <<<"$worked")" ]
+}
+
 # recs INV FILTER : the call's records matching a jq filter, compact
 recs() {
 	jq -c --arg inv "$1" "select(.invocation == \$inv) | $2" "$AUDIT"
@@ -132,16 +152,43 @@ PY
 	assert_equal "$(text 1 | jq -r .stdout)" mutated
 	inv=$(structured 1 invocation_id)
 	file() { recs "$inv" "select(.type == \"file\" and .op == \"$1\") | $2"; }
-	assert_equal "$(file truncate '[.path, .dirfd, .length, .result]')" "$(printf '["%s",null,4,0]\n["",%s,2,0]' "$D/f" 3)"
-	assert_equal "$(file fallocate '[.dirfd, .length, .result]')" '[3,8192,0]'
+	# by path as written; by descriptor, the file the kernel knows
+	assert_equal "$(file truncate '[.path, .dirfd, .length, .result, .path_source]')" "$(printf '["%s",null,4,0,"user_memory"]\n["%s",%s,2,0,"kernel"]' "$D/f" "$D/f" 3)"
+	assert_equal "$(file fallocate '[.path, .dirfd, .length, .result, .path_source]')" "[\"$D/f\",3,8192,0,\"kernel\"]"
 	assert_equal "$(file link '[.path, .path2, .result]')" "[\"$D/f\",\"$D/hard\",0]"
 	assert_equal "$(file symlink '[.path, .target, .result]')" "[\"$D/soft\",\"f\",0]"
 	assert_equal "$(file mkdir '[.path, .mode, .result]')" "[\"$D/sub\",$((8#750)),0]"
 	assert_equal "$(file mknod '[.path, .mode, .result]')" "[\"$D/fifo\",$((8#10600)),0]"
 	assert_equal "$(file utimes '[.path, .result]')" "[\"$D/f\",0]"
 	# the three ways to set an attribute, by path, link and descriptor
-	assert_equal "$(file setxattr '[.path, .name, .size, .flags, .dirfd]')" "$(printf '["%s","user.cw",5,null,null]\n["%s","user.cw",1,256,null]\n["","user.cw",2,null,3]' "$D/f" "$D/soft")"
+	assert_equal "$(file setxattr '[.path, .name, .size, .flags, .dirfd]')" "$(printf '["%s","user.cw",5,null,null]\n["%s","user.cw",1,256,null]\n["%s","user.cw",2,null,3]' "$D/f" "$D/soft" "$D/f")"
 	assert_equal "$(file removexattr '[.path, .name]')" "[\"$D/f\",\"user.cw\"]"
+}
+
+@test "tracepoints: an open names the file the kernel opened: relative paths, symlinks, .. and /proc/self/fd come out absolute and resolved" {
+	trace_on
+	mkdir -p "$D/dir/sub"
+	echo x >"$D/dir/real"
+	ln -s "$D/dir/real" "$D/link"
+	chmod -R a+rwX "$D"
+	# cwd is $D: a relative write, one through .., one through a symlink,
+	# one through /proc/self/fd; a relative unlink; a read through ..
+	mcp --policy "$T/rw.json" -- "$(call_json 1 "cd dir/sub && echo a >../w1 && echo b >>../../link && exec 7<../real && echo c >/proc/self/fd/7 2>/dev/null; cat ../sub/../real >/dev/null && rm ../w1 && echo done")"
+	assert_equal "$(text 1 | jq -r .stdout)" done
+	inv=$(structured 1 invocation_id)
+	opens() { recs "$inv" "select(.type == \"file\" and .op == \"open\" and .comm == \"bash\" and (.path | startswith(\"$D\")) and (.flags | index(\"wronly\") != null)) | [.path, .path_source]"; }
+	assert_equal "$(opens | sort -u)" "$(printf '["%s","kernel"]\n["%s","kernel"]' "$D/dir/real" "$D/dir/w1")"
+	# the read through .. is summed under the file it opened
+	assert_equal "$(recs "$inv" "select(.type == \"file\" and .op == \"read\" and .path == \"$D/dir/real\") | [.path_source, .count]")" "[\"kernel\",2]"
+	# a mutation keeps its name as written, joined to the directory the
+	# kernel knows
+	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "unlink") | [.path, .path_source]')" "[\"$D/dir/sub/../w1\",\"user_memory\"]"
+}
+
+@test "tracepoints: a path another thread rewrites after an open is recorded as the file the kernel opened, never forged" {
+	trace_on
+	forge
+	assert_equal "$(sort -u <<<"$worked")" "[\"$D/real\",\"kernel\"]"
 }
 
 @test "tracepoints: processes outside the call's cgroups produce no records" {
@@ -512,26 +559,13 @@ SH
 
 @test "kaudit: a path another thread rewrites after the call is recorded as the kernel read it, never forged" {
 	kaudit_on
-	need_sysprobe
-	cat >"$T/p.json" <<JSON
-{"version":"1","default":"deny","tools":{"run_command":{"sandbox":{
-  "filesystem":{"write":["$D"],"exec":["/usr","/bin","$(dirname "$PROBE")"]}}}}}
-JSON
-	# the fake name cannot be created (no such directory), so a record of
-	# it that worked would be a forgery; a name caught half rewritten may
-	# be created (another file of $D) and is recorded so
-	mcp --policy "$T/p.json" -- "$(call_json 1 "$PROBE --forge 3000 $D/real $D/none/fake")"
-	inv=$(structured 1 invocation_id)
-	opened=$(structured 1 stdout | awk '{ print $4 }')
-	[ "$opened" -gt 0 ] || fail "$(structured 1 stdout)"
-	worked=$(recs "$inv" "select(.type == \"file\" and .op == \"open\" and .result >= 0 and (.path | startswith(\"$D/\"))) | .path")
-	# every open that worked is there, each under the name of a file that
-	# exists: none is named as the program's buffer said afterwards
-	assert_equal "$(grep -c . <<<"$worked")" "$opened"
-	for p in $(jq -r . <<<"$worked" | sort -u); do
+	forge
+	# a name caught half rewritten may be created (another file of $D)
+	# and is recorded so: none is named as the program's buffer said
+	# afterwards
+	for p in $(jq -r '.[0]' <<<"$worked" | sort -u); do
 		[ -f "$p" ] || fail "a record names $p, which was never made"
 	done
-	[ -z "$(grep -F "$D/none/fake" <<<"$worked")" ]
 }
 
 @test "kaudit: an audit daemon already running is not displaced; the agent says so and uses fanotify" {

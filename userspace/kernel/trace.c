@@ -60,6 +60,7 @@ enum {
 	FD_CALLS,
 	FD_LOST,
 	FD_READS,
+	FD_SEEN,
 	FD_LINK_EXEC,
 	FD_LINK_FORK,
 	FD_LINK_EXIT,
@@ -157,6 +158,7 @@ int cw_trace_decode(const void *data, size_t size, struct cw_trace_event *ev)
 	ev->path_truncated = h->truncated & TRACE_TRUNC_PATH;
 	ev->path2_truncated = h->truncated & TRACE_TRUNC_PATH2;
 	ev->argv_truncated = h->truncated & TRACE_TRUNC_ARGV;
+	ev->path_kernel = h->path_from == TRACE_PATH_KERNEL;
 	switch (h->kind) {
 	case TRACE_EXEC: {
 		/* Sent up to the end of its argv. */
@@ -405,11 +407,13 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 	case CW_TRACE_FILE:
 		put(o, "op", word(ev->op));
 		put(o, "path", bytes_str(ev->path));
-		/* bpf reads it from the process after the call (a thread may
-		 * have rewritten it); the kernel audit gives the kernel's own
-		 * copy, fanotify the file it opened */
-		put(o, "path_source", word(!strcmp(ev->source, "bpf") ?
-						   "user_memory" : "kernel"));
+		/* bpf walks it up from the file the call opened or named by
+		 * descriptor, or else reads it from the process after the
+		 * call (a thread may have rewritten it); the kernel audit
+		 * gives the kernel's own copy, fanotify the file it opened */
+		put(o, "path_source",
+		    word(strcmp(ev->source, "bpf") || ev->path_kernel ?
+				 "kernel" : "user_memory"));
 		if (ev->path_truncated)
 			put(o, "path_truncated", json_true());
 		if (ev->dirfd != -100)
@@ -833,6 +837,7 @@ static int load_child(const struct cw_trace_opts *o, int fds[FD_COUNT],
 	fds[FD_CALLS] = bpf_map__fd(skel->maps.calls);
 	fds[FD_LOST] = bpf_map__fd(skel->maps.lost_total);
 	fds[FD_READS] = bpf_map__fd(skel->maps.reads);
+	fds[FD_SEEN] = bpf_map__fd(skel->maps.reads_seen);
 	fds[FD_LINK_EXEC] = bpf_link__fd(skel->links.cw_exec);
 	fds[FD_LINK_FORK] = bpf_link__fd(skel->links.cw_fork);
 	fds[FD_LINK_EXIT] = bpf_link__fd(skel->links.cw_exit);
@@ -1153,55 +1158,143 @@ static void copy_comm(char *dst, const char *src)
 	dst[16] = '\0';
 }
 
-/*
- * The call's read-only opens summed in the kernel: one "read" event per
- * path, delivered after the call's other events, and taken out of the
- * table. Under drain_lock.
- */
-static void deliver_reads(struct cw_trace *t, struct cw_trace_call *c)
-{
-	struct trace_read_key key, next, *mine = NULL, *grown;
-	struct cw_trace_event ev;
-	struct trace_read_sum sum;
-	size_t n = 0, cap = 0, i;
-	void *prev = NULL;
+/* Entries of a reads map read or deleted at a time. */
+#define TAKE_BATCH 256
 
-	while (!bpf_map_get_next_key(t->fd[FD_READS], prev, &next)) {
-		if (next.cgid == c->cgid) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 64;
-				grown = realloc(mine, cap * sizeof(*mine));
+typedef void (*take_fn)(struct cw_trace_call *c, const void *key,
+			const void *value);
+
+/*
+ * Calls fn for each entry of the reads map fd that is the call's (a key
+ * that starts with its cgroup id), then deletes them: read in batches,
+ * a few system calls for thousands of entries, the other calls' entries
+ * left as they are.
+ */
+static void take_entries(int fd, struct cw_trace_call *c, size_t ksz,
+			 size_t vsz, take_fn fn)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	size_t cap = TAKE_BATCH, n = 0, mcap = 0, i;
+	char *keys = NULL, *vals = NULL, *mine = NULL, *grown;
+	uint64_t in = 0, out = 0;
+	void *from = NULL;
+	__u32 count;
+	int ret;
+
+	for (;;) {
+		if (!keys) {
+			keys = malloc(cap * ksz);
+			vals = malloc(cap * vsz);
+			if (!keys || !vals)
+				break;
+		}
+		count = cap;
+		ret = bpf_map_lookup_batch(fd, from, &out, keys, vals, &count,
+					   &opts);
+		if (ret == -ENOSPC && cap < 65536) {
+			/* a bucket holds more than a batch: larger ones */
+			free(keys);
+			free(vals);
+			keys = vals = NULL;
+			cap *= 4;
+			continue;
+		}
+		if (ret && ret != -ENOENT)
+			break;
+		for (i = 0; i < count; i++) {
+			const char *k = keys + i * ksz;
+			uint64_t cgid;
+
+			memcpy(&cgid, k, sizeof(cgid));
+			if (cgid != c->cgid)
+				continue;
+			if (n == mcap) {
+				mcap = mcap ? 2 * mcap : TAKE_BATCH;
+				grown = realloc(mine, mcap * ksz);
 				if (!grown)
 					break;
 				mine = grown;
 			}
-			mine[n++] = next;
+			memcpy(mine + n++ * ksz, k, ksz);
+			fn(c, k, vals + i * vsz);
 		}
-		key = next;
-		prev = &key;
+		if (ret)
+			break;	/* -ENOENT: that was the last batch */
+		in = out;
+		from = &in;
 	}
-	for (i = 0; i < n; i++) {
-		if (!bpf_map_lookup_elem(t->fd[FD_READS], &mine[i], &sum)) {
-			memset(&ev, 0, sizeof(ev));
-			ev.kind = CW_TRACE_FILE;
-			ev.source = "bpf";
-			ev.cgroup_id = c->cgid;
-			ev.pid = ev.tid = sum.pid;
-			ev.uid = sum.uid;
-			copy_comm(ev.comm, sum.comm);
-			ev.op = "read";
-			mine[i].path[sizeof(mine[i].path) - 1] = '\0';
-			ev.path = mine[i].path;
-			ev.dirfd = ev.dirfd2 = -100;
-			ev.owner = ev.group = -1;
-			ev.count = sum.count;
-			ev.failed = sum.failed;
-			c->st.reads += sum.count;
-			deliver(c, &ev);
-		}
-		bpf_map_delete_elem(t->fd[FD_READS], &mine[i]);
+	for (i = 0; i < n; i += TAKE_BATCH) {
+		count = CW_MIN(n - i, (size_t)TAKE_BATCH);
+		if (bpf_map_delete_batch(fd, mine + i * ksz, &count, &opts))
+			for (; count < CW_MIN(n - i, (size_t)TAKE_BATCH); count++)
+				bpf_map_delete_elem(fd, mine + (i + count) * ksz);
 	}
 	free(mine);
+	free(keys);
+	free(vals);
+}
+
+/* One "read" event of a summed path. */
+static void deliver_read(struct cw_trace_call *c, const char *path,
+			 bool cut, bool kernel,
+			 const struct trace_read_sum *sum)
+{
+	struct cw_trace_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = CW_TRACE_FILE;
+	ev.source = "bpf";
+	ev.cgroup_id = c->cgid;
+	ev.pid = ev.tid = sum->pid;
+	ev.uid = sum->uid;
+	copy_comm(ev.comm, sum->comm);
+	ev.op = "read";
+	ev.path = path;
+	ev.path_truncated = cut;
+	ev.path_kernel = kernel;
+	ev.dirfd = ev.dirfd2 = -100;
+	ev.owner = ev.group = -1;
+	ev.count = sum->count;
+	ev.failed = sum->failed;
+	c->st.reads += sum->count;
+	deliver(c, &ev);
+}
+
+static void take_seen(struct cw_trace_call *c, const void *key,
+		      const void *value)
+{
+	struct trace_seen_sum s;
+
+	(void)key;
+	memcpy(&s, value, sizeof(s));
+	s.path[sizeof(s.path) - 1] = '\0';
+	deliver_read(c, s.path, s.truncated & TRACE_TRUNC_PATH, true, &s.sum);
+}
+
+static void take_missing(struct cw_trace_call *c, const void *key,
+			 const void *value)
+{
+	struct trace_read_key k;
+	struct trace_read_sum sum;
+
+	memcpy(&k, key, sizeof(k));
+	memcpy(&sum, value, sizeof(sum));
+	k.path[sizeof(k.path) - 1] = '\0';
+	deliver_read(c, k.path, false, false, &sum);
+}
+
+/*
+ * The call's read-only opens summed in the kernel: one "read" event per
+ * file opened (under the path the kernel resolved) and per path that
+ * found no file (as written), delivered after the call's other events,
+ * and taken out of the tables. Under drain_lock.
+ */
+static void deliver_reads(struct cw_trace *t, struct cw_trace_call *c)
+{
+	take_entries(t->fd[FD_SEEN], c, sizeof(struct trace_seen_key),
+		     sizeof(struct trace_seen_sum), take_seen);
+	take_entries(t->fd[FD_READS], c, sizeof(struct trace_read_key),
+		     sizeof(struct trace_read_sum), take_missing);
 }
 
 uint32_t cw_trace_call_loginuid(const struct cw_trace_call *c)

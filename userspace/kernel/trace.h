@@ -114,6 +114,9 @@ struct cw_trace_event {
 	bool has_ret;
 	/* truncation */
 	bool path_truncated, path2_truncated, argv_truncated;
+	/* bpf: the path was walked up from the file the call opened or
+	 * named by descriptor, not read from the program's memory */
+	bool path_kernel;
 };
 
 /* Decodes one ring buffer record of bpf/trace.bpf.c. 0, or -EINVAL for a

@@ -161,6 +161,15 @@ static void test_decode_file(void **state)
 	assert_string_equal("trunc", json_string_value(json_array_get(json_object_get(j, "flags"), 2)));
 	assert_int_equal(0644, json_integer_value(json_object_get(j, "mode")));
 	assert_int_equal(3, json_integer_value(json_object_get(j, "result")));
+	assert_string_equal("user_memory", json_string_value(json_object_get(j, "path_source")));
+	json_decref(j);
+
+	/* the path walked up from the file opened says so */
+	f.f.h.path_from = TRACE_PATH_KERNEL;
+	assert_int_equal(0, cw_trace_decode(&f, sizeof(f.f), &ev));
+	assert_true(ev.path_kernel);
+	j = cw_trace_event_json(&ev);
+	assert_string_equal("kernel", json_string_value(json_object_get(j, "path_source")));
 	json_decref(j);
 }
 
