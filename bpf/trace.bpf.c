@@ -1031,8 +1031,8 @@ __attribute__((noinline)) int join_dir(__s64 dirfd, __u32 len)
 	struct trace_file2 *f2;
 	struct walk_buf *w;
 	struct file *file;
-	__u32 zero = 0;
-	int r, cut;
+	__u32 zero = 0, skip = 0;
+	int r, cut, i;
 	long n;
 
 	f2 = bpf_map_lookup_elem(&scratch, &zero);
@@ -1049,8 +1049,15 @@ __attribute__((noinline)) int join_dir(__s64 dirfd, __u32 len)
 		dentry = BPF_CORE_READ(file, f_path.dentry);
 		mnt = BPF_CORE_READ(file, f_path.mnt);
 	}
+	/* "./x" is x in that directory: the joined name says so once. */
+	for (i = 0; i < 8; i++) {
+		if (f2->f.path[skip] != '.' || f2->f.path[skip + 1] != '/' ||
+		    !f2->f.path[skip + 2])
+			break;
+		skip += 2;
+	}
 	if (bpf_probe_read_kernel_str(&w->b[WALK_HALF], WALK_HALF,
-				      f2->f.path) <= 0)
+				      &f2->f.path[skip]) <= 0)
 		return len;
 	r = walk_path((__u64)dentry, (__u64)mnt, 1);
 	if (r < 0)
