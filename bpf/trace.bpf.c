@@ -45,9 +45,9 @@
  * and the process it was of is killed, so nothing goes on unrecorded.
  * Every submitted one is counted in "emitted", which userspace compares
  * with what it has read before it closes the call's trail. Read-only opens
- * that worked are summed per file in "reads_seen", those that found no
- * file per path in "reads" (trace.h), and userspace writes one record per
- * file or path at the call's end.
+ * that worked are summed per file in "reads_seen" (the path sent at the
+ * file's first open), those that found no file per path in "reads"
+ * (trace.h), and userspace writes them as summaries at the call's end.
  *
  * Limits (sandbox.files), counted per call in "calls":
  *   max_files_written  successful opens of regular files with O_WRONLY,
@@ -217,6 +217,14 @@ struct {
 	__uint(max_entries, 1024 * 1024);
 } events SEC(".maps");
 
+/* The paths of files first opened read-only (TRACE_SEEN), apart from the
+ * records: summaries never take the records' room, and one that finds
+ * no room here is a record instead. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, TRACE_SEEN_RING);
+} seen_events SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -275,12 +283,12 @@ struct {
 	__type(value, struct trace_seen_sum);
 } reads_seen SEC(".maps");
 
-/* A new sum of reads_seen is built here (too large for the stack). */
+/* A file's first read-only open is told here (too large for the stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct trace_seen_sum);
+	__type(value, struct trace_seen_ev);
 } scratch_seen SEC(".maps");
 
 /*
@@ -331,9 +339,9 @@ static __always_inline void count_lost(struct trace_call *c)
  * have piled up. */
 #define WAKE_BYTES (64 * 1024)
 
-static __always_inline __u64 wake_flags(__u64 size)
+static __always_inline __u64 wake_flags(void *ring, __u64 size)
 {
-	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	__u64 avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
 
 	return avail < WAKE_BYTES && avail + size >= WAKE_BYTES ?
 		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
@@ -349,7 +357,7 @@ static __always_inline void output(struct trace_call *c, void *rec,
 	barrier_var(size);
 	if (size > max)
 		return;
-	if (bpf_ringbuf_output(&events, rec, size, wake_flags(size))) {
+	if (bpf_ringbuf_output(&events, rec, size, wake_flags(&events, size))) {
 		count_lost(c);
 		return;
 	}
@@ -460,7 +468,7 @@ static __always_inline int proc_event(struct task_struct *task, __u8 kind)
 	e->child = kind == TRACE_FORK ? BPF_CORE_READ(task, tgid) : 0;
 	e->exit_code = kind == TRACE_EXIT ? BPF_CORE_READ(task, exit_code) : 0;
 	__sync_fetch_and_add(&c->emitted, 1);
-	bpf_ringbuf_submit(e, wake_flags(sizeof(*e)));
+	bpf_ringbuf_submit(e, wake_flags(&events, sizeof(*e)));
 	return 0;
 }
 
@@ -1222,25 +1230,27 @@ __attribute__((noinline)) int open_limits(__u64 cgid, long ret, __u32 flags)
 }
 
 /*
- * A read-only open that worked (ret its descriptor), summed in "reads_seen" by
- * the file it opened, under the path the kernel resolved for its first
- * opener, on which the deny_open check runs: 1 when summed, 0 when it is
- * to be a record (the table full, or a file not beneath the task's root).
- * A hit costs a short key's lookup; only a file's first open walks its
- * path. Global.
+ * A read-only open that worked (ret its descriptor), summed in "reads_seen"
+ * by the file it opened: 1 when summed, 0 when it is to be a record (the
+ * table full, or a file not beneath the task's root). A hit costs a short
+ * key's lookup and a counter; only a file's first open walks its path,
+ * checks it against deny_open (the sum remembers a match, so every later
+ * open of the file is refused too) and sends it (TRACE_SEEN). Global.
  */
 __attribute__((noinline)) int read_seen(__u64 cgid, long nr, long ret,
 					__u64 a1, __u64 a2)
 {
 	struct sc s = { .nr = nr, .a = { 0, a1, a2 } };
 	struct trace_seen_key k = {};
-	struct trace_seen_sum *sum, *init;
+	struct trace_seen_sum *sum, init = { .count = 1 };
+	struct trace_seen_ev *e;
 	struct trace_call *c;
 	struct inode *inode;
 	struct file *file;
 	__u64 key = cgid;
-	__u32 zero = 0;
+	__u32 zero = 0, which = 0;
 	int r, cut;
+	long len;
 
 	if (ret < 0 || (open_flags(&s) & WRITE_FLAGS))
 		return 0;
@@ -1253,28 +1263,51 @@ __attribute__((noinline)) int read_seen(__u64 cgid, long nr, long ret,
 	k.ino = BPF_CORE_READ(inode, i_ino);
 	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	sum = bpf_map_lookup_elem(&reads_seen, &k);
-	if (!sum) {
-		init = bpf_map_lookup_elem(&scratch_seen, &zero);
-		if (!init)
-			return 0;
-		r = walk_path((__u64)BPF_CORE_READ(file, f_path.dentry),
-			      (__u64)BPF_CORE_READ(file, f_path.mnt), 0);
-		if (!walked(init->path, r, &cut))
-			return 0;
-		init->truncated = cut ? TRACE_TRUNC_PATH : 0;
-		init->sum.count = 0;
-		init->sum.failed = 0;
-		init->sum.pid = bpf_get_current_pid_tgid() >> 32;
-		init->sum.uid = (__u32)bpf_get_current_uid_gid();
-		bpf_get_current_comm(init->sum.comm, sizeof(init->sum.comm));
-		/* fails when another CPU made it meanwhile, or when full */
-		bpf_map_update_elem(&reads_seen, &k, init, BPF_NOEXIST);
+	if (sum) {
+		__sync_fetch_and_add(&sum->count, 1);
+		if (sum->denied)
+			kill_for(&c->deny_hit);
+		return 1;
+	}
+	e = bpf_map_lookup_elem(&scratch_seen, &zero);
+	if (!e)
+		return 0;
+	r = walk_path((__u64)BPF_CORE_READ(file, f_path.dentry),
+		      (__u64)BPF_CORE_READ(file, f_path.mnt), 0);
+	len = walked(e->path, r, &cut);
+	if (!len)
+		return 0;
+	fill_hdr(&e->h, cgid, TRACE_SEEN);
+	e->h.truncated = cut ? TRACE_TRUNC_PATH : 0;
+	e->h.path_from = TRACE_PATH_KERNEL;
+	e->ino = k.ino;
+	e->dev = k.dev;
+	e->pad = 0;
+	if (c->ndeny && deny_match(c, e->path, &which)) {
+		init.denied = 1;
+		deny_check(c, e->path);
+	}
+	/* The path first, then the sum: a sum always has its path. With
+	 * no room for it the open is a record of its own (the ring of
+	 * records then pauses the call, or kills the process). */
+	len += __builtin_offsetof(struct trace_seen_ev, path);
+	if (len > (long)sizeof(*e))
+		len = sizeof(*e);
+	barrier_var(len);
+	if (len > (long)sizeof(*e) ||
+	    bpf_ringbuf_output(&seen_events, e, len,
+			       wake_flags(&seen_events, len)))
+		return 0;
+	__sync_fetch_and_add(&c->emitted, 1);
+	/* fails when another CPU made it meanwhile (its path told twice:
+	 * userspace keeps one), or when the table is full (a path told
+	 * for no sum is left out) */
+	if (bpf_map_update_elem(&reads_seen, &k, &init, BPF_NOEXIST)) {
 		sum = bpf_map_lookup_elem(&reads_seen, &k);
 		if (!sum)
 			return 0;
+		__sync_fetch_and_add(&sum->count, 1);
 	}
-	__sync_fetch_and_add(&sum->sum.count, 1);
-	deny_check(c, sum->path);
 	return 1;
 }
 
@@ -1461,16 +1494,15 @@ int cw_sys_exit(unsigned long long *ctx)
 	/* Read, not loaded: loaded from regs, the arguments gave 6.1's
 	 * verifier too many states to tell apart (over a million
 	 * instructions); read into the stack they are as before. */
-	s.a[0] = BPF_CORE_READ(regs, di);
 	s.a[1] = BPF_CORE_READ(regs, si);
 	s.a[2] = BPF_CORE_READ(regs, dx);
-	s.a[3] = BPF_CORE_READ(regs, r10);
-	s.a[4] = BPF_CORE_READ(regs, r8);
-
 	/* a read that worked: a counter, its path walked only the first
-	 * time its file is opened */
+	 * time its file is opened (the flags are all it needs) */
 	if (is_open && read_seen(cgid, s.nr, s.ret, s.a[1], s.a[2]))
 		return 0;
+	s.a[0] = BPF_CORE_READ(regs, di);
+	s.a[3] = BPF_CORE_READ(regs, r10);
+	s.a[4] = BPF_CORE_READ(regs, r8);
 	f2 = bpf_map_lookup_elem(&scratch, &zero);
 	if (!f2)
 		return 0;

@@ -20,6 +20,8 @@ enum trace_kind {
 	TRACE_EXIT,
 	TRACE_FILE,
 	TRACE_UNIX,		/* struct trace_file: a refused unix connect */
+	TRACE_SEEN,		/* struct trace_seen_ev: a file the call
+				 * first opened read-only */
 };
 
 enum trace_file_op {
@@ -46,16 +48,18 @@ enum trace_file_op {
 	TRACE_OP_FALLOCATE,	/* fallocate: flags its mode, size its length */
 };
 
-/* Read-only opens are summed per call in the kernel ("reads"): a flood of
- * reads is a counter, not a record each. One that worked is summed by the
- * file it opened (the call's cgroup, the device and the inode: a short key
- * whatever the path), under the path the kernel resolved for its first
- * opener ("reads_seen"). One that found no file is summed by the path as
- * written, with zeros after it (a hash map compares whole keys, so no two
- * paths share a sum) in "reads"; longer paths are sent one by one. */
+/* Read-only opens are summed per call in the kernel: a flood of reads is a
+ * counter, not a record. One that worked is summed by the file it opened
+ * (the call's cgroup, the device and the inode: a short key whatever the
+ * path) in "reads_seen"; the first open of each file walks its path and
+ * sends it once (TRACE_SEEN), so the table holds counters only. One that
+ * found no file is summed by the path as written, with zeros after it (a
+ * hash map compares whole keys, so no two paths share a sum) in "reads";
+ * longer paths are sent one by one. */
 #define TRACE_READ_PATH	(512 - 8)
 #define TRACE_READS_MAX	8192
-#define TRACE_SEEN_MAX	16384
+#define TRACE_SEEN_MAX	65536
+#define TRACE_SEEN_RING	(256 * 1024)	/* bytes of TRACE_SEEN in flight */
 
 struct trace_read_key {
 	__u64 cgid;
@@ -78,10 +82,9 @@ struct trace_seen_key {
 };
 
 struct trace_seen_sum {
-	struct trace_read_sum sum;
-	__u8 truncated;		/* TRACE_TRUNC_PATH */
-	__u8 pad[7];
-	char path[TRACE_PATH_MAX];	/* as the kernel resolved it */
+	__u64 count;		/* opens of the file */
+	__u32 denied;		/* its path is under a deny_open prefix */
+	__u32 pad;
 };
 
 /* Bits of trace_hdr.truncated. */
@@ -175,6 +178,16 @@ struct trace_file {
 				 * attribute value's; mknod's device */
 	__u8 op;		/* enum trace_file_op */
 	__u8 pad[7];
+	char path[TRACE_PATH_MAX];
+};
+
+/* The path of a file a call opened read-only for the first time, as
+ * the kernel resolved it; the header names the first opener. */
+struct trace_seen_ev {
+	struct trace_hdr h;
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
 	char path[TRACE_PATH_MAX];
 };
 

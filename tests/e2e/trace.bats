@@ -65,6 +65,13 @@ recs() {
 	jq -c --arg inv "$1" "select(.invocation == \$inv) | $2" "$AUDIT"
 }
 
+# reads INV PATH : each summed read of PATH in the call's reads records,
+# with what its record says: {count, found, path_source, source, pid, comm}
+reads() {
+	jq -c --arg inv "$1" --arg p "$2" 'select(.invocation == $inv and .type == "reads") |
+		select(.files | has($p)) | {count: .files[$p], found, path_source, source, pid, comm}' "$AUDIT"
+}
+
 @test "tracepoints: exec records with argv and an open record carry the call's invocation" {
 	trace_on
 	mcp -- "$(call_json 1 "bash -c 'cat /etc/hostname; ls /tmp >/dev/null'")"
@@ -79,10 +86,12 @@ recs() {
 	# cat's read of /etc/hostname, by cat's own pid, summed with the
 	# other reads of it
 	cat_pid=$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/cat") | .pid')
-	read=$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname")')
-	[ -n "$read" ] || fail "no record for /etc/hostname"
+	read=$(reads "$inv" /etc/hostname)
+	[ -n "$read" ] || fail "no reads record for /etc/hostname"
 	assert_equal "$(jq -r '.pid' <<<"$read")" "$cat_pid"
-	assert_equal "$(jq -r '[.op, .comm, .source, .count, .failed] | @tsv' <<<"$read")" "$(printf 'read\tcat\tbpf\t1\t0')"
+	assert_equal "$(jq -r '[.comm, .source, .count, .found, .path_source] | @tsv' <<<"$read")" "$(printf 'cat\tbpf\t1\ttrue\tkernel')"
+	[ -z "$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname")')" ] ||
+		fail "a read-only open of /etc/hostname has a file record of its own"
 	# the shell's open of a file for writing is a record of its own
 	open=$(recs "$inv" 'select(.type == "file" and .op == "open" and .path == "/dev/null")')
 	[ -n "$open" ] || fail "no open record for /dev/null"
@@ -121,7 +130,7 @@ recs() {
 	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "chmod") | [.path, .mode, .result, .comm]')" "[\"$D/b\",$((8#640)),0,\"chmod\"]"
 	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "unlink") | [.path, .result, .comm]')" "[\"$D/b\",0,\"rm\"]"
 	# a read of a file that is not there is summed with the reads
-	assert_equal "$(recs "$inv" "select(.type == \"file\" and .path == \"$D/missing\") | [.op, .count, .failed]")" '["read",1,1]'
+	assert_equal "$(reads "$inv" "$D/missing" | jq -c '[.count, .found, .path_source]')" '[1,false,"user_memory"]'
 	# a read refused is a record of its own, with its error
 	assert_equal "$(recs "$inv" "select(.type == \"file\" and .path == \"$D/locked\") | [.op, .result, .error]")" '["open",-1,"Permission denied"]'
 	assert_equal "$(recs "$inv" "select(.type == \"file\" and .op == \"open\" and .path == \"$D/a\" and .comm == \"touch\") | .flags | index(\"creat\") != null")" true
@@ -186,7 +195,7 @@ PY
 	opens() { recs "$inv" "select(.type == \"file\" and .op == \"open\" and .comm == \"bash\" and (.path | startswith(\"$D\")) and (.flags | index(\"wronly\") != null)) | [.path, .path_source]"; }
 	assert_equal "$(opens | sort -u)" "$(printf '["%s","kernel"]\n["%s","kernel"]' "$D/dir/real" "$D/dir/w1")"
 	# the read through .. is summed under the file it opened
-	assert_equal "$(recs "$inv" "select(.type == \"file\" and .op == \"read\" and .path == \"$D/dir/real\") | [.path_source, .count]")" "[\"kernel\",2]"
+	assert_equal "$(reads "$inv" "$D/dir/real" | jq -c '[.path_source, .count]')" '["kernel",2]'
 	# a mutation keeps its name as written, joined to the directory the
 	# kernel knows
 	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "unlink") | [.path, .path_source]')" "[\"$D/dir/sub/../w1\",\"user_memory\"]"
@@ -220,9 +229,10 @@ PY
 	# the call's own cat is there ...
 	[ -n "$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/cat")')" ]
 	# ... the outside one is in no kernel event record, under any invocation
-	run jq -c 'select(.type == "exec" or .type == "file" or .type == "process") |
+	run jq -c 'select(.type == "exec" or .type == "file" or .type == "process" or .type == "reads") |
 		select(.comm == "cw-outside-cat" or ((.filename // "") | contains("cw-outside-cat")) or
-		       ((.path // "") | contains("outside-ran")))' "$AUDIT"
+		       ((.path // "") | contains("outside-ran")) or
+		       ((.files // {}) | keys | any(contains("outside") or contains("cw-outside-cat"))))' "$AUDIT"
 	assert_output ''
 }
 
@@ -242,8 +252,9 @@ PY
 	inv=$(structured 1 invocation_id)
 	# every hidden creation is a record of its own
 	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "open" and (.path | test("/hidden-[abc]-[0-9]+$"))) | .path' | sort -u | wc -l)" 60
-	# the reads are one record: the count, none failed, no open record
-	assert_equal "$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname") | [.op, .count, .failed]')" '["read",18000,0]'
+	# the reads are one sum: the count, found, and no record of their own
+	assert_equal "$(reads "$inv" /etc/hostname | jq -c '[.count, .found]')" '[18000,true]'
+	assert_equal "$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname")')" ''
 	assert_equal "$(recs "$inv" 'select(.type == "exit") | .events_lost')" 0
 }
 
@@ -512,14 +523,16 @@ copy_crosses() {
 	assert_equal "$(jq -c '[.limit, .peak, .max, .comm, .action]' <<<"$lim")" "[\"max_write_bytes\",$((base + 500000)),100000,\"fallocate\",\"killed\"]"
 }
 
-@test "files: opening a deny_open path kills the opener before it reads; a sibling name is not a match" {
+@test "files: opening a deny_open path kills the opener before it reads, and every later opener of the file; a sibling name is not a match" {
 	trace_on
 	echo secret-data >"$D/secret"
 	echo other-data >"$D/secretary"
 	chmod 644 "$D/secret" "$D/secretary"
 	jq --arg p "$D/secret" '.tools.run_command.sandbox.files = {"deny_open": [$p]}' "$T/rw.json" >"$T/files.json"
-	mcp --policy "$T/files.json" -- "$(call_json 1 "cat $D/secretary; cat $D/secret; echo rc=\$?")"
-	assert_equal "$(structured 1 stdout)" "$(printf 'other-data\nrc=137')"
+	# the second open of the file finds its sum in the kernel, not its
+	# path: the sum remembers the match; the sibling is read twice
+	mcp --policy "$T/files.json" -- "$(call_json 1 "cat $D/secretary; cat $D/secret; echo rc=\$?; cat $D/secret; echo rc=\$?; cat $D/secretary")"
+	assert_equal "$(structured 1 stdout)" "$(printf 'other-data\nrc=137\nrc=137\nother-data')"
 	inv=$(structured 1 invocation_id)
 	lim=$(recs "$inv" 'select(.type == "limit")')
 	assert_equal "$(jq -c '[.limit, .path, .prefix, .comm]' <<<"$lim")" "[\"deny_open\",\"$D/secret\",\"$D/secret\",\"cat\"]"

@@ -13,6 +13,7 @@ const char *const cw_audit_types[CW_AUDIT_NTYPES + 1] = {
 	[CW_AUDIT_TYPE_EXEC] = "exec",
 	[CW_AUDIT_TYPE_PROCESS] = "process",
 	[CW_AUDIT_TYPE_FILE] = "file",
+	[CW_AUDIT_TYPE_READS] = "reads",
 	[CW_AUDIT_TYPE_NET] = "net",
 	[CW_AUDIT_TYPE_SECCOMP] = "seccomp",
 	[CW_AUDIT_TYPE_LIMIT] = "limit",

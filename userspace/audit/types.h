@@ -17,6 +17,7 @@ enum cw_audit_type {
 	CW_AUDIT_TYPE_EXEC,	/* exec, process and file: what the */
 	CW_AUDIT_TYPE_PROCESS,	/* call's processes did in the kernel */
 	CW_AUDIT_TYPE_FILE,
+	CW_AUDIT_TYPE_READS,	/* read-only opens summed, many files */
 	CW_AUDIT_TYPE_NET,	/* a connection refused */
 	CW_AUDIT_TYPE_SECCOMP,	/* a system call denied */
 	CW_AUDIT_TYPE_LIMIT,	/* a resource limit reached */

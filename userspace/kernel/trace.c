@@ -39,6 +39,8 @@
 #include "kernel/fanotify.h"
 #include "kernel/kaudit.h"
 #include "kernel/libbpf.h"
+#include "kernel/reads.h"
+#include "lib/json.h"
 #include "bpf/trace.h"
 #include "kernel/trace.h"
 #include "bpf/trace.skel.h"
@@ -61,11 +63,19 @@ enum {
 	FD_LOST,
 	FD_READS,
 	FD_SEEN,
+	FD_SEEN_EVENTS,
 	FD_LINK_EXEC,
 	FD_LINK_FORK,
 	FD_LINK_EXIT,
 	FD_LINK_SYS_EXIT,
 	FD_COUNT,
+};
+
+struct stale {
+	int fd;			/* the map */
+	size_t ksz, n, done;
+	char *keys;
+	struct stale *next;
 };
 
 struct cw_trace_call {
@@ -79,6 +89,9 @@ struct cw_trace_call {
 	bool frozen;		/* under drain_lock */
 	int64_t frozen_at;
 	uint32_t auid;		/* kaudit: the loginuid of its processes */
+	/* bpf: its read-only opens, kept as the kernel tells each file's
+	 * first one; under drain_lock */
+	struct cw_reads *reads;
 	struct cw_trace_stats st;
 	struct cw_trace_call *next;
 };
@@ -98,6 +111,10 @@ struct cw_trace {
 	pthread_mutex_t lock;
 	pthread_mutex_t drain_lock;
 	struct cw_trace_call *calls;
+	/* The keys of ended calls' sums, deleted by the reading thread a
+	 * chunk at a time, so that a call's end does not wait for them;
+	 * under lock, but for the head's progress, the reader's own. */
+	struct stale *stale, **stale_tail;
 	/* Back-pressure: the ring's fill, read from its position pages; a
 	 * call whose events fill it past high is paused (its cgroup frozen)
 	 * until the reader is back under low. Under drain_lock. */
@@ -191,6 +208,21 @@ int cw_trace_decode(const void *data, size_t size, struct cw_trace_event *ev)
 						  (int)((p->exit_code >> 8) & 0xff);
 		return 0;
 	}
+	case TRACE_SEEN: {
+		/* Sent up to the NUL of its path. */
+		const struct trace_seen_ev *e = data;
+		size_t at = offsetof(struct trace_seen_ev, path);
+
+		if (size <= at)
+			return -EINVAL;
+		ev->kind = CW_TRACE_SEEN;
+		ev->path = fixed_str(e->path, CW_MIN(size - at, sizeof(e->path)));
+		if (!ev->path)
+			return -EINVAL;
+		ev->ino = e->ino;
+		ev->dev = e->dev;
+		return 0;
+	}
 	case TRACE_UNIX:
 	case TRACE_FILE: {
 		/* Sent up to the NUL of its path; one with two whole. */
@@ -238,6 +270,8 @@ const char *cw_trace_event_type(const struct cw_trace_event *ev)
 		return CW_AUDIT_T(EXEC);
 	case CW_TRACE_FILE:
 		return CW_AUDIT_T(FILE);
+	case CW_TRACE_READS:
+		return CW_AUDIT_T(READS);
 	case CW_TRACE_UNIX:
 		return CW_AUDIT_T(NET);
 	default:
@@ -328,33 +362,6 @@ static json_t *argv_json(const char *p, size_t len)
 	return a;
 }
 
-/* A string that may hold any bytes a path or argv can: invalid UTF-8 is
- * kept, escaped as \xNN, rather than dropped. */
-static json_t *bytes_str(const char *s)
-{
-	json_t *j = json_string(s);
-	char *buf;
-	size_t i, o = 0, n = strlen(s);
-
-	if (j)
-		return j;
-	buf = malloc(n * 4 + 1);
-	if (!buf)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x80)
-			buf[o++] = (char)c;
-		else
-			o += (size_t)sprintf(buf + o, "\\x%02x", c);
-	}
-	buf[o] = '\0';
-	j = json_string(buf);
-	free(buf);
-	return j;
-}
-
 json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 {
 	json_t *o = json_object();
@@ -362,10 +369,14 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 	if (!o)
 		return NULL;
 	put(o, "source", word(ev->source));
+	if (ev->kind == CW_TRACE_READS) {
+		json_decref(o);
+		return json_incref(ev->reads);
+	}
 	put(o, "pid", json_integer(ev->pid));
 	if (ev->tid && ev->tid != ev->pid)
 		put(o, "tid", json_integer(ev->tid));
-	put(o, "comm", bytes_str(ev->comm));
+	put(o, "comm", cw_json_path(ev->comm));
 	/* fanotify knows neither */
 	if (strcmp(ev->source, "fanotify"))
 		put(o, "uid", json_integer(ev->uid));
@@ -373,7 +384,7 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 	case CW_TRACE_EXEC:
 		if (strcmp(ev->source, "fanotify"))
 			put(o, "ppid", json_integer(ev->ppid));
-		put(o, "filename", bytes_str(ev->filename));
+		put(o, "filename", cw_json_path(ev->filename));
 		if (ev->argv) {
 			json_t *a = argv_json(ev->argv, ev->argv_len);
 			size_t i;
@@ -386,7 +397,7 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 				}
 			if (!a) {
 				a = json_array();
-				json_array_append_new(a, bytes_str(ev->argv));
+				json_array_append_new(a, cw_json_path(ev->argv));
 			}
 			put(o, "argv", a);
 		}
@@ -406,7 +417,7 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 		break;
 	case CW_TRACE_FILE:
 		put(o, "op", word(ev->op));
-		put(o, "path", bytes_str(ev->path));
+		put(o, "path", cw_json_path(ev->path));
 		/* bpf walks it up from the file the call opened or named by
 		 * descriptor, or else reads it from the process after the
 		 * call (a thread may have rewritten it); the kernel audit
@@ -425,7 +436,7 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 					strstr(ev->op, "xattr") ? "name" :
 								  "path2";
 
-			put(o, k, bytes_str(ev->path2));
+			put(o, k, cw_json_path(ev->path2));
 			if (ev->path2_truncated)
 				put(o, !strcmp(k, "path2") ? "path2_truncated" :
 				       !strcmp(k, "name") ? "name_truncated" :
@@ -454,10 +465,6 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 			put(o, "length", json_integer((json_int_t)ev->size));
 		else if (!strcmp(ev->op, "setxattr"))
 			put(o, "size", json_integer((json_int_t)ev->size));
-		if (!strcmp(ev->op, "read")) {
-			put(o, "count", json_integer((json_int_t)ev->count));
-			put(o, "failed", json_integer((json_int_t)ev->failed));
-		}
 		if (ev->has_ret) {
 			put(o, "result", json_integer(ev->ret < 0 ? -1 : ev->ret));
 			if (ev->ret < 0)
@@ -469,7 +476,10 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 		put(o, "op", word(ev->op));
 		put(o, "family", word("unix"));
 		put(o, "socket_type", json_integer(ev->flags));
-		put(o, "address", bytes_str(ev->path));
+		put(o, "address", cw_json_path(ev->path));
+		break;
+	case CW_TRACE_SEEN:
+	case CW_TRACE_READS:
 		break;
 	}
 	return o;
@@ -504,6 +514,8 @@ static void deliver(struct cw_trace_call *c, const struct cw_trace_event *ev)
 		c->st.file++;
 		break;
 	case CW_TRACE_UNIX:
+	case CW_TRACE_SEEN:
+	case CW_TRACE_READS:
 		break;
 	}
 	c->unflushed = true;
@@ -599,6 +611,21 @@ static void pressure(struct cw_trace *t, struct cw_trace_call *c)
 	}
 }
 
+/* A file's first read-only open: kept, its count to come at the call's
+ * end. Without memory its sum comes out with its path unknown. */
+static void keep_seen(struct cw_trace_call *c, const struct cw_trace_event *ev)
+{
+	struct cw_reads_opener by = { .pid = ev->pid, .uid = ev->uid };
+
+	if (!c->reads)
+		c->reads = cw_reads_new();
+	if (!c->reads)
+		return;
+	memcpy(by.comm, ev->comm, sizeof(by.comm));
+	cw_reads_seen(c->reads, ev->dev, ev->ino, ev->path, ev->path_truncated,
+		      &by);
+}
+
 /* Called by libbpf for each record, under drain_lock. */
 static int on_record(void *ctx, void *data, size_t size)
 {
@@ -615,7 +642,10 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (t->pause)
 		pressure(t, c);
 	c->delivered++;
-	deliver(c, &ev);
+	if (ev.kind == CW_TRACE_SEEN)
+		keep_seen(c, &ev);
+	else
+		deliver(c, &ev);
 	return 0;
 }
 
@@ -696,6 +726,71 @@ static void drain(struct cw_trace *t)
 	pthread_mutex_unlock(&t->drain_lock);
 }
 
+/* ---- stale sums ------------------------------------------------------ */
+
+/* Entries of a reads map read or deleted at a time. */
+#define TAKE_BATCH 256
+
+/* Queues the n keys (taking them) of a map fd for the reader to delete;
+ * without memory, deletes them now. */
+static void queue_stale(struct cw_trace *t, int fd, size_t ksz, char *keys,
+			size_t n)
+{
+	struct stale *s;
+
+	if (!n) {
+		free(keys);
+		return;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		while (n--)
+			bpf_map_delete_elem(fd, keys + n * ksz);
+		free(keys);
+		return;
+	}
+	*s = (struct stale){ .fd = fd, .ksz = ksz, .n = n, .keys = keys };
+	pthread_mutex_lock(&t->lock);
+	*t->stale_tail = s;
+	t->stale_tail = &s->next;
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* The reader's share: deletes a batch of the oldest stale keys. True when
+ * more are left. */
+static bool delete_stale(struct cw_trace *t)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct stale *s;
+	__u32 count, want;
+	bool more;
+
+	pthread_mutex_lock(&t->lock);
+	s = t->stale;
+	pthread_mutex_unlock(&t->lock);
+	if (!s)
+		return false;
+	want = count = (__u32)CW_MIN(s->n - s->done, (size_t)TAKE_BATCH);
+	/* a key that is gone stops the batch: the rest one by one */
+	if (bpf_map_delete_batch(s->fd, s->keys + s->done * s->ksz, &count,
+				 &opts))
+		for (; count < want; count++)
+			bpf_map_delete_elem(s->fd,
+					    s->keys + (s->done + count) * s->ksz);
+	s->done += want;
+	pthread_mutex_lock(&t->lock);
+	if (s->done == s->n) {
+		t->stale = s->next;
+		if (!t->stale)
+			t->stale_tail = &t->stale;
+		free(s->keys);
+		free(s);
+	}
+	more = t->stale != NULL;
+	pthread_mutex_unlock(&t->lock);
+	return more;
+}
+
 /*
  * The reader runs ahead of the calls it reads: a command busy on a loaded
  * machine would otherwise fill the ring in one of its time slices, before
@@ -733,7 +828,7 @@ static void *reader(void *arg)
 		 * (bpf/trace.bpf.c wakes only for a pile): poll for them;
 		 * idle, look once a second for a call that has begun. */
 		pthread_mutex_lock(&t->lock);
-		timeout = !t->rb ? -1 : t->calls ? POLL_MS : 1000;
+		timeout = !t->rb ? -1 : t->calls || t->stale ? POLL_MS : 1000;
 		pthread_mutex_unlock(&t->lock);
 		n = epoll_wait(t->epfd, evs, (int)CW_ARRAY_SIZE(evs), timeout);
 		if (n < 0 && errno == EINTR)
@@ -744,6 +839,8 @@ static void *reader(void *arg)
 			if (evs[i].data.fd == t->stop_fd)
 				return NULL;
 		drain(t);
+		if (t->bpf)
+			delete_stale(t);
 	}
 	return NULL;
 }
@@ -782,7 +879,15 @@ void cw_trace_close(struct cw_trace *t)
 		next = c->next;
 		if (c->freeze_fd >= 0)
 			close(c->freeze_fd);
+		cw_reads_free(c->reads);
 		free(c);
+	}
+	while (t->stale) {
+		struct stale *s = t->stale;
+
+		t->stale = s->next;
+		free(s->keys);
+		free(s);
 	}
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->drain_lock);
@@ -838,6 +943,7 @@ static int load_child(const struct cw_trace_opts *o, int fds[FD_COUNT],
 	fds[FD_LOST] = bpf_map__fd(skel->maps.lost_total);
 	fds[FD_READS] = bpf_map__fd(skel->maps.reads);
 	fds[FD_SEEN] = bpf_map__fd(skel->maps.reads_seen);
+	fds[FD_SEEN_EVENTS] = bpf_map__fd(skel->maps.seen_events);
 	fds[FD_LINK_EXEC] = bpf_link__fd(skel->links.cw_exec);
 	fds[FD_LINK_FORK] = bpf_link__fd(skel->links.cw_fork);
 	fds[FD_LINK_EXIT] = bpf_link__fd(skel->links.cw_exit);
@@ -916,9 +1022,10 @@ static int open_bpf(struct cw_trace *t, const struct cw_trace_opts *o,
 		return ret ? ret : -EIO;
 	}
 	t->rb = ring_buffer__new(t->fd[FD_EVENTS], on_record, t, NULL);
-	if (!t->rb) {
+	if (!t->rb || ring_buffer__add(t->rb, t->fd[FD_SEEN_EVENTS],
+				       on_record, t)) {
 		ret = -errno;
-		cw_error_set(err, "opening the tracing ring buffer: %s",
+		cw_error_set(err, "opening the tracing ring buffers: %s",
 			     strerror(-ret));
 		return ret;
 	}
@@ -967,6 +1074,7 @@ struct cw_trace *cw_trace_open(const struct cw_trace_opts *o,
 		return NULL;
 	}
 	pthread_mutex_init(&t->lock, NULL);
+	t->stale_tail = &t->stale;
 	pthread_mutex_init(&t->drain_lock, NULL);
 	for (i = 0; i < FD_COUNT; i++)
 		t->fd[i] = -1;
@@ -1158,9 +1266,6 @@ static void copy_comm(char *dst, const char *src)
 	dst[16] = '\0';
 }
 
-/* Entries of a reads map read or deleted at a time. */
-#define TAKE_BATCH 256
-
 typedef void (*take_fn)(struct cw_trace_call *c, const void *key,
 			const void *value);
 
@@ -1170,8 +1275,9 @@ typedef void (*take_fn)(struct cw_trace_call *c, const void *key,
  * a few system calls for thousands of entries, the other calls' entries
  * left as they are.
  */
-static void take_entries(int fd, struct cw_trace_call *c, size_t ksz,
-			 size_t vsz, take_fn fn)
+static void take_entries(struct cw_trace *t, int fd,
+			 struct cw_trace_call *c, size_t ksz, size_t vsz,
+			 take_fn fn)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	size_t cap = TAKE_BATCH, n = 0, mcap = 0, i;
@@ -1223,52 +1329,20 @@ static void take_entries(int fd, struct cw_trace_call *c, size_t ksz,
 		in = out;
 		from = &in;
 	}
-	for (i = 0; i < n; i += TAKE_BATCH) {
-		count = CW_MIN(n - i, (size_t)TAKE_BATCH);
-		if (bpf_map_delete_batch(fd, mine + i * ksz, &count, &opts))
-			for (; count < CW_MIN(n - i, (size_t)TAKE_BATCH); count++)
-				bpf_map_delete_elem(fd, mine + (i + count) * ksz);
-	}
-	free(mine);
+	queue_stale(t, fd, ksz, mine, n);
 	free(keys);
 	free(vals);
-}
-
-/* One "read" event of a summed path. */
-static void deliver_read(struct cw_trace_call *c, const char *path,
-			 bool cut, bool kernel,
-			 const struct trace_read_sum *sum)
-{
-	struct cw_trace_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = CW_TRACE_FILE;
-	ev.source = "bpf";
-	ev.cgroup_id = c->cgid;
-	ev.pid = ev.tid = sum->pid;
-	ev.uid = sum->uid;
-	copy_comm(ev.comm, sum->comm);
-	ev.op = "read";
-	ev.path = path;
-	ev.path_truncated = cut;
-	ev.path_kernel = kernel;
-	ev.dirfd = ev.dirfd2 = -100;
-	ev.owner = ev.group = -1;
-	ev.count = sum->count;
-	ev.failed = sum->failed;
-	c->st.reads += sum->count;
-	deliver(c, &ev);
 }
 
 static void take_seen(struct cw_trace_call *c, const void *key,
 		      const void *value)
 {
-	struct trace_seen_sum s;
+	struct trace_seen_key k;
+	struct trace_seen_sum sum;
 
-	(void)key;
-	memcpy(&s, value, sizeof(s));
-	s.path[sizeof(s.path) - 1] = '\0';
-	deliver_read(c, s.path, s.truncated & TRACE_TRUNC_PATH, true, &s.sum);
+	memcpy(&k, key, sizeof(k));
+	memcpy(&sum, value, sizeof(sum));
+	cw_reads_count(c->reads, k.dev, k.ino, sum.count);
 }
 
 static void take_missing(struct cw_trace_call *c, const void *key,
@@ -1276,25 +1350,51 @@ static void take_missing(struct cw_trace_call *c, const void *key,
 {
 	struct trace_read_key k;
 	struct trace_read_sum sum;
+	struct cw_reads_opener by;
 
 	memcpy(&k, key, sizeof(k));
 	memcpy(&sum, value, sizeof(sum));
 	k.path[sizeof(k.path) - 1] = '\0';
-	deliver_read(c, k.path, false, false, &sum);
+	by.pid = sum.pid;
+	by.uid = sum.uid;
+	memcpy(by.comm, sum.comm, sizeof(sum.comm));
+	by.comm[sizeof(sum.comm)] = '\0';
+	cw_reads_missing(c->reads, k.path, sum.count, &by);
+}
+
+/* One "reads" record's fields, as an event. */
+static void deliver_reads_record(void *ctx, json_t *fields)
+{
+	struct cw_trace_call *c = ctx;
+	struct cw_trace_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = CW_TRACE_READS;
+	ev.source = "bpf";
+	ev.cgroup_id = c->cgid;
+	ev.reads = fields;
+	deliver(c, &ev);
 }
 
 /*
- * The call's read-only opens summed in the kernel: one "read" event per
- * file opened (under the path the kernel resolved) and per path that
- * found no file (as written), delivered after the call's other events,
- * and taken out of the tables. Under drain_lock.
+ * The call's read-only opens summed in the kernel, delivered after the
+ * call's other events as "reads" events (reads.h), and taken out of the
+ * tables. Under drain_lock.
  */
 static void deliver_reads(struct cw_trace *t, struct cw_trace_call *c)
 {
-	take_entries(t->fd[FD_SEEN], c, sizeof(struct trace_seen_key),
+	if (!c->reads)
+		c->reads = cw_reads_new();
+	if (!c->reads)
+		return;
+	take_entries(t, t->fd[FD_SEEN], c, sizeof(struct trace_seen_key),
 		     sizeof(struct trace_seen_sum), take_seen);
-	take_entries(t->fd[FD_READS], c, sizeof(struct trace_read_key),
+	take_entries(t, t->fd[FD_READS], c, sizeof(struct trace_read_key),
 		     sizeof(struct trace_read_sum), take_missing);
+	c->st.reads = cw_reads_total(c->reads);
+	cw_reads_records(c->reads, deliver_reads_record, c);
+	cw_reads_free(c->reads);
+	c->reads = NULL;
 }
 
 uint32_t cw_trace_call_loginuid(const struct cw_trace_call *c)
@@ -1391,5 +1491,6 @@ void cw_trace_call_end(struct cw_trace *t, struct cw_trace_call *c,
 		close(c->freeze_fd);
 	if (st)
 		*st = c->st;
+	cw_reads_free(c->reads);
 	free(c);
 }

@@ -72,6 +72,9 @@ enum cw_trace_kind {
 	CW_TRACE_FILE,
 	CW_TRACE_UNIX,		/* a unix connect or send refused: op, path,
 				 * flags (the socket's type) */
+	CW_TRACE_SEEN,		/* bpf: a file's first read-only open, its
+				 * path (kept by trace.c, not a sink's) */
+	CW_TRACE_READS,		/* read-only opens summed: files */
 };
 
 /* One decoded event. Strings point into the event; valid during the sink
@@ -108,8 +111,11 @@ struct cw_trace_event {
 	int64_t owner, group;	/* chown; -1 unchanged */
 	uint64_t size;		/* truncate's and fallocate's length, an
 				 * xattr value's size, mknod's device */
-	uint64_t count, failed;	/* "read": opens of the path summed, and
-				 * how many found no file */
+	/* seen: the file */
+	uint64_t ino;
+	uint32_t dev;
+	/* reads: the record's fields (kernel/reads.h); borrowed */
+	json_t *reads;
 	int64_t ret;		/* the system call's result; fanotify: 0 */
 	bool has_ret;
 	/* truncation */
@@ -123,7 +129,7 @@ struct cw_trace_event {
  * record too short for its kind or of an unknown kind. */
 int cw_trace_decode(const void *data, size_t size, struct cw_trace_event *ev);
 
-/* The record type ("exec", "file", "process"; "net" for unix) and its
+/* The record type ("exec", "file", "reads", "process"; "net" for unix) and its
  * fields, without the reserved names (ts, seq, type, invocation, prev).
  * New reference. A unix event's record is the engine's to make: it alone
  * can tell whether the socket was masked. */

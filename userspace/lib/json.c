@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,4 +88,29 @@ char *cw_json_compact(const json_t *v)
 {
 	return json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
 				     JSON_ENCODE_ANY);
+}
+
+json_t *cw_json_path(const char *s)
+{
+	json_t *j = json_string(s);
+	char *buf;
+	size_t i, o = 0, n = strlen(s);
+
+	if (j)
+		return j;
+	buf = malloc(n * 4 + 1);
+	if (!buf)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x80)
+			buf[o++] = (char)c;
+		else
+			o += (size_t)snprintf(buf + o, 5, "\\x%02x", c);
+	}
+	buf[o] = '\0';
+	j = json_string(buf);
+	free(buf);
+	return j;
 }

@@ -11,6 +11,11 @@
  * U+FFFD, so command output of any kind can be returned. NULL on ENOMEM. */
 json_t *cw_json_bytes(const char *p, size_t n);
 
+/* A JSON string from a path or an argument as the kernel holds it:
+ * bytes that are not UTF-8 are kept, escaped as \xNN, rather than
+ * dropped. NULL on ENOMEM. */
+json_t *cw_json_path(const char *s);
+
 /* Serialises compactly into a malloc'd string; NULL on ENOMEM. */
 char *cw_json_compact(const json_t *v);
 

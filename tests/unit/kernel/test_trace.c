@@ -40,7 +40,9 @@ struct seen {
 	char path[256], path2[256], filename[256];
 	char argv1[64];
 	int64_t ret;
-	uint64_t count, failed;
+	uint64_t count;		/* reads: one per file or path */
+	bool found;
+	char path_source[16];
 };
 
 static struct {
@@ -525,6 +527,34 @@ static void sink(void *ctx, const struct cw_trace_event *ev)
 		F.flushes++;
 		return;
 	}
+	if (ev->kind == CW_TRACE_READS) {
+		/* one seen per file of the record, with its opener */
+		const char *path;
+		json_t *n;
+
+		json_object_foreach(json_object_get(ev->reads, "files"), path,
+				    n) {
+			if (F.nev == MAX_EVS)
+				return;
+			s = &F.ev[F.nev++];
+			memset(s, 0, sizeof(*s));
+			s->kind = ev->kind;
+			snprintf(s->source, sizeof(s->source), "%s",
+				 json_string_value(json_object_get(ev->reads,
+								   "source")));
+			snprintf(s->op, sizeof(s->op), "read");
+			snprintf(s->path, sizeof(s->path), "%s", path);
+			snprintf(s->path_source, sizeof(s->path_source), "%s",
+				 json_string_value(json_object_get(
+					 ev->reads, "path_source")));
+			s->pid = (uint32_t)json_integer_value(
+				json_object_get(ev->reads, "pid"));
+			s->found = json_is_true(json_object_get(ev->reads,
+								"found"));
+			s->count = (uint64_t)json_integer_value(n);
+		}
+		return;
+	}
 	if (F.nev == MAX_EVS)
 		return;
 	s = &F.ev[F.nev++];
@@ -536,8 +566,6 @@ static void sink(void *ctx, const struct cw_trace_event *ev)
 	s->exit_code = ev->exit_code;
 	s->exit_signal = ev->exit_signal;
 	s->ret = ev->ret;
-	s->count = ev->count;
-	s->failed = ev->failed;
 	snprintf(s->op, sizeof(s->op), "%s", ev->op ? ev->op : "");
 	snprintf(s->path, sizeof(s->path), "%s", ev->path ? ev->path : "");
 	snprintf(s->path2, sizeof(s->path2), "%s", ev->path2 ? ev->path2 : "");
@@ -673,7 +701,7 @@ static void test_tracepoints(void **state)
 	const struct seen *s;
 	char cg[PATH_MAX], path[PATH_MAX];
 	pid_t in, out;
-	int i;
+	int i, n;
 
 	(void)state;
 	NEED_KERNEL();
@@ -718,7 +746,10 @@ static void test_tracepoints(void **state)
 	assert_true(F.flushes > 0);
 	assert_int_equal(1, st.exec);
 	assert_int_equal(1, st.exit);
-	assert_int_equal(F.nev, st.exec + st.file + st.fork + st.exit);
+	/* every event counted, but the reads, which are summaries */
+	for (i = 0, n = 0; i < F.nev; i++)
+		n += F.ev[i].kind != CW_TRACE_READS;
+	assert_int_equal(n, st.exec + st.file + st.fork + st.exit);
 	/* the file, not /dev/null */
 	assert_int_equal(1, st.files_written);
 	cw_trace_close(t);
@@ -894,26 +925,157 @@ static void test_reads_summed(void **state)
 	assert_non_null(c);
 	pid = run_child(cg, "reads", reads);
 	cw_trace_call_end(t, c, &st);
-	s = find(CW_TRACE_FILE, "read", "/etc/hostname");
+	s = find(CW_TRACE_READS, "read", "/etc/hostname");
 	assert_non_null(s);
 	assert_int_equal(500, s->count);
-	assert_int_equal(0, s->failed);
+	assert_true(s->found);
+	assert_string_equal("kernel", s->path_source);
+	assert_string_equal("bpf", s->source);
 	assert_int_equal(pid, s->pid);
 	snprintf(missing, sizeof(missing), "%s/reads-missing", F.dir);
-	s = find(CW_TRACE_FILE, "read", missing);
+	s = find(CW_TRACE_READS, "read", missing);
 	assert_non_null(s);
 	assert_int_equal(3, s->count);
-	assert_int_equal(3, s->failed);
+	assert_false(s->found);
+	assert_string_equal("user_memory", s->path_source);
+	assert_int_equal(pid, s->pid);
 	/* no open record of them, one summary per path */
 	for (i = 0; i < F.nev; i++) {
 		if (!strcmp(F.ev[i].path, "/etc/hostname")) {
-			assert_string_equal("read", F.ev[i].op);
+			assert_int_equal(CW_TRACE_READS, F.ev[i].kind);
 			n++;
 		}
 	}
 	assert_int_equal(1, n);
 	assert_true(st.reads >= 503);
 	assert_int_equal(0, st.lost);
+	cw_trace_close(t);
+	cgroup_remove(cg);
+}
+
+/* Distinct files read while the reader is held up: more first opens than
+ * the ring of paths holds. */
+#define SEEN_FILES 6000
+
+static struct {
+	int reads[SEEN_FILES];		/* summed in a reads record */
+	int records[SEEN_FILES];	/* an open record of its own */
+	bool held;
+} G;
+
+/* i of F.dir/seen/i, or -1. */
+static int seen_index(const char *path)
+{
+	char pre[PATH_MAX];
+	int n = snprintf(pre, sizeof(pre), "%s/seen/", F.dir);
+	long i;
+	char *end;
+
+	if (strncmp(path, pre, (size_t)n))
+		return -1;
+	i = strtol(path + n, &end, 10);
+	return *end || i < 0 || i >= SEEN_FILES ? -1 : (int)i;
+}
+
+/* Holds the reader up at the first record (its open of /dev/null for
+ * writing), then tallies where each file went. */
+static void holding_sink(void *ctx, const struct cw_trace_event *ev)
+{
+	const char *path;
+	json_t *n;
+	int i;
+
+	(void)ctx;
+	if (!ev)
+		return;
+	if (ev->kind == CW_TRACE_FILE && !strcmp(ev->op, "open")) {
+		if (!G.held && !strcmp(ev->path, "/dev/null")) {
+			G.held = true;
+			usleep(1500000);
+			return;
+		}
+		i = seen_index(ev->path);
+		if (i >= 0 && ev->ret >= 0)
+			G.records[i]++;
+	} else if (ev->kind == CW_TRACE_READS) {
+		json_object_foreach(json_object_get(ev->reads, "files"), path,
+				    n) {
+			i = seen_index(path);
+			if (i >= 0)
+				G.reads[i] += (int)json_integer_value(n);
+		}
+	}
+}
+
+static void read_distinct(const char *tag)
+{
+	char p[PATH_MAX];
+	int i, fd;
+
+	(void)tag;
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		_exit(50);
+	close(fd);
+	for (i = 0; i < SEEN_FILES; i++) {
+		snprintf(p, sizeof(p), "%s/seen/%d", F.dir, i);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(51);
+		close(fd);
+	}
+}
+
+/* A read's path has a ring of its own; when it is full the open is a
+ * record instead: each file is either summed or a record, never both,
+ * never neither, and nothing is lost. */
+static void test_seen_ring_full(void **state)
+{
+	struct cw_trace_opts o = { .bpf = true, .ringbuf_kib = 8192,
+				   .no_pause = true };
+	struct cw_trace_stats st;
+	struct cw_trace_call *c;
+	struct cw_sandbox sb;
+	struct cw_error err;
+	struct cw_trace *t;
+	char cg[PATH_MAX], p[PATH_MAX];
+	int i, fd, status, summed = 0, recorded = 0;
+
+	(void)state;
+	NEED_KERNEL();
+	memset(&G, 0, sizeof(G));
+	snprintf(p, sizeof(p), "%s/seen", F.dir);
+	mkdir(p, 0755);
+	for (i = 0; i < SEEN_FILES; i++) {
+		snprintf(p, sizeof(p), "%s/seen/%d", F.dir, i);
+		fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	t = cw_trace_open(&o, &err);
+	assert_non_null(t);
+	memset(&sb, 0, sizeof(sb));
+	new_call("inv-unit-9", cg, sizeof(cg));
+	c = cw_trace_call_add(t, cgroup_id(cg), -1, "inv-unit-9", &sb,
+			      holding_sink, NULL, &err);
+	assert_non_null(c);
+	run_child_status(cg, "distinct", read_distinct, &status);
+	cw_trace_call_end(t, c, &st);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(0, WEXITSTATUS(status));
+	assert_true(G.held);
+	for (i = 0; i < SEEN_FILES; i++) {
+		assert_int_equal(1, G.reads[i] + G.records[i]);
+		summed += G.reads[i];
+		recorded += G.records[i];
+	}
+	print_message("# %d distinct reads: %d summed, %d records\n",
+		      SEEN_FILES, summed, recorded);
+	/* the ring of paths did fill, and did hold some */
+	assert_true(recorded > 0);
+	assert_true(summed > 0);
+	assert_int_equal(0, st.lost);
+	assert_int_equal(0, st.missing);
 	cw_trace_close(t);
 	cgroup_remove(cg);
 }
@@ -1071,6 +1233,7 @@ int main(void)
 		cmocka_unit_test_setup(test_tracepoints, reset),
 		cmocka_unit_test_setup(test_lost_counted, reset),
 		cmocka_unit_test_setup(test_reads_summed, reset),
+		cmocka_unit_test_setup(test_seen_ring_full, reset),
 		cmocka_unit_test_setup(test_paused_not_lost, reset),
 		cmocka_unit_test_setup(test_files_limit, reset),
 		cmocka_unit_test_setup(test_no_btf, reset),
