@@ -72,6 +72,7 @@ static int open_trace(struct cw_engine *e, const struct cw_engine_opts *o,
 	}
 	if (p->item[CW_FEAT_KAUDIT].ok) {
 		to.kaudit = true;
+		to.proc_events = p->item[CW_FEAT_PROC_EVENTS].ok;
 		e->trace = cw_trace_open(&to, &err);
 		if (e->trace)
 			return 0;

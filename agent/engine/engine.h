@@ -115,8 +115,9 @@ struct cw_call_result {
 	uint64_t execs, files;	/* kernel events recorded: programs executed,
 				 * file operations */
 	uint64_t events_lost;	/* kernel events that could not be recorded */
-	const char *source;	/* the kernel event source in force, or NULL
-				 * (cw_trace_source) */
+	const char *sources[CW_TRACE_SOURCES_MAX];	/* the kernel event
+				 * sources in force (cw_trace_source_names) */
+	size_t nsources;
 	bool background;	/* RAN: started in the background; run.pid */
 	bool cancelled;		/* the caller gave up; nobody reads this */
 	bool durable_later;	/* hooks->durable will be told (see there) */

@@ -609,7 +609,7 @@ static void detach_trace(struct launch *l, bool ran)
 	r->execs = l->tst.exec;
 	r->files = l->tst.file;
 	r->events_lost = l->tst.lost;
-	r->source = cw_trace_source(e->trace);
+	r->nsources = cw_trace_source_names(e->trace, r->sources);
 }
 
 /* ---- the chain --------------------------------------------------------- */

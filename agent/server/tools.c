@@ -557,13 +557,14 @@ json_t *cw_tool_result_json(const struct cw_call_result *r, bool extended)
 	a = json_object_get(o, "audit");
 	if (a) {
 		json_t *src = json_array();
+		size_t i;
 
 		json_object_set_new(a, "execs", json_integer((json_int_t)r->execs));
 		json_object_set_new(a, "files", json_integer((json_int_t)r->files));
 		json_object_set_new(a, "events_lost",
 				    json_integer((json_int_t)r->events_lost));
-		if (src && r->source)
-			json_array_append_new(src, json_string(r->source));
+		for (i = 0; src && i < r->nsources; i++)
+			json_array_append_new(src, json_string(r->sources[i]));
 		json_object_set_new(a, "sources", src);
 	}
 	return o;

@@ -205,7 +205,7 @@ JSON
 	assert_success
 	for f in seccomp seccomp_notify landlock cgroup2 cgroup_v1_memory cgroup_v1_pids \
 		bpf_cgroup_sock_addr bpf_cgroup_sock bpf_cgroup_skb bpf_ringbuf kernel_btf \
-		bpf_tracepoint bpf_lsm fanotify kaudit; do
+		bpf_tracepoint bpf_lsm fanotify kaudit proc_events; do
 		assert_equal "$(jq -r ".features.$f.ok | type" <<<"$output")" boolean
 		[ -n "$(jq -r ".features.$f.detail" <<<"$output")" ] || fail "$f has no detail"
 	done

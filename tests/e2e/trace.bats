@@ -555,9 +555,11 @@ SH
 	mcp --policy "$T/rw.json" -- "$(call_json 1 "bash $D/work.sh")"
 	assert_equal "$(structured 1 stdout)" done
 	inv=$(structured 1 invocation_id)
-	assert_equal "$(recs "$inv" 'select(.type == "launch") | .sources')" '["kaudit"]'
-	assert_equal "$(resp 1 | jq -c .result.structuredContent.audit.sources)" '["kaudit"]'
-	assert_equal "$(head -1 "$AUDIT" | jq -c '.sources')" '["kaudit"]'
+	sources='["kaudit"]'
+	[ "$("$CW" probe --json | jq -r .features.proc_events.ok)" = true ] && sources='["kaudit","proc_events"]'
+	assert_equal "$(recs "$inv" 'select(.type == "launch") | .sources')" "$sources"
+	assert_equal "$(resp 1 | jq -c .result.structuredContent.audit.sources)" "$sources"
+	assert_equal "$(head -1 "$AUDIT" | jq -c '.sources')" "$sources"
 	# each program with its arguments, and who ran it
 	assert_equal "$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/mv") | [.argv, .source, .uid == (.uid | numbers)]')" '[["mv","f","g"],"kaudit",true]'
 	bash_pid=$(recs "$inv" 'select(.type == "exec" and (.argv | index("'"$D"'/work.sh"))) | .pid')
@@ -576,6 +578,56 @@ SH
 	# nothing of processes outside the call
 	[ -z "$(jq -c 'select(.type == "file" and .source == "kaudit" and .invocation == null)' "$AUDIT")" ]
 	assert_equal "$(recs "$inv" 'select(.type == "exit") | .events_lost')" 0
+}
+
+@test "kaudit: the process events connector gives the call's forks and exits, with exit codes and signals; an outside process's are not the call's" {
+	kaudit_on
+	[ "$("$CW" probe --json | jq -r .features.proc_events.ok)" = true ] ||
+		skip "no process events: $("$CW" probe --json | jq -r .features.proc_events.detail)"
+	cp /usr/bin/sleep "$D/cw-outside-sleep"
+	# an outside process forking and exiting while the call runs
+	(
+		for _ in $(seq 1 40); do
+			"$D/cw-outside-sleep" 0.01
+			: >"$D/outside-ran"
+		done
+	) 3>&- </dev/null &
+	BG=$!
+	mcp --policy "$T/rw.json" -- "$(call_json 1 "while [ ! -e $D/outside-ran ]; do sleep 0.01; done; sh -c 'exit 3'; (exit 5); sleep 30 & sleep 0.3; kill -9 \$!; wait; echo done")"
+	wait "$BG" || true
+	BG=
+	assert_equal "$(structured 1 stdout)" done
+	inv=$(structured 1 invocation_id)
+	proc() { recs "$inv" "select(.type == \"process\" and .event == \"$1\") | $2"; }
+	# each exit with how it ended, each fork from the call's shell
+	sh_pid=$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/sh") | .pid' | head -1)
+	sleep_pid=$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/sleep" and .argv[1] == "30") | .pid')
+	[ -n "$sh_pid" ] && [ -n "$sleep_pid" ] || fail "no exec records of sh and sleep"
+	assert_equal "$(proc exit "select(.pid == $sh_pid) | [.exit_code, .signal, .source, .comm]")" '[3,0,"proc_events","sh"]'
+	assert_equal "$(proc exit "select(.pid == $sleep_pid) | [.exit_code, .signal]")" '[-1,9]'
+	main=$(recs "$inv" 'select(.type == "exit") | .pid')
+	assert_equal "$(proc fork "select(.child == $sh_pid) | .pid")" "$main"
+	assert_equal "$(proc fork "select(.child == $sleep_pid) | .pid")" "$main"
+	assert_equal "$(proc exit "select(.pid == $main) | .exit_code")" 0
+	# a subshell that executes nothing is known by its fork alone
+	sub=$(proc exit 'select(.exit_code == 5) | .pid')
+	[ -n "$sub" ] || fail "no exit record of the subshell"
+	assert_equal "$(proc fork "select(.child == $sub) | [.pid, .comm]")" "[$main,\"bash\"]"
+	# the exit record counts them
+	assert_equal "$(recs "$inv" 'select(.type == "exit") | .events.exit')" "$(proc exit .pid | wc -l)"
+	assert_equal "$(recs "$inv" 'select(.type == "exit") | .events.fork')" "$(proc fork .pid | wc -l)"
+	# the outside process ran, and is in no process record
+	[ -e "$D/outside-ran" ]
+	assert_equal "$(jq -c 'select(.type == "process" and (.comm | startswith("cw-outside")))' "$AUDIT")" ''
+
+	# the twin: without the connector, no process record, and the
+	# sources say so
+	rm -f "$AUDIT"
+	CW_PROBE_DISABLE=bpf_tracepoint,proc_events mcp --policy "$T/rw.json" -- "$(call_json 2 "sh -c 'exit 3'; echo done")"
+	assert_equal "$(structured 2 stdout)" done
+	inv=$(structured 2 invocation_id)
+	assert_equal "$(recs "$inv" 'select(.type == "launch") | .sources')" '["kaudit"]'
+	assert_equal "$(recs "$inv" 'select(.type == "process")')" ''
 }
 
 @test "kaudit: a path another thread rewrites after the call is recorded as the kernel read it, never forged" {

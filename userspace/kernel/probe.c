@@ -38,6 +38,7 @@
 #include <bpf/libbpf.h>
 
 #include "kernel/kaudit.h"
+#include "kernel/procevents.h"
 #include "kernel/mountinfo.h"
 #include "kernel/netscan.h"
 #include "kernel/namespaces.h"
@@ -1141,6 +1142,17 @@ static void probe_kaudit(struct probe_ctx *c)
 		item_set(it, true, "NETLINK_AUDIT, no audit daemon running, a loginuid per call");
 }
 
+static void probe_proc_events(struct probe_ctx *c)
+{
+	struct cw_probe_item *it = &c->p->item[CW_FEAT_PROC_EVENTS];
+	struct cw_error err = { 0 };
+
+	if (cw_procev_probe(&err))
+		item_set(it, false, "%s", err.text);
+	else
+		item_set(it, true, "NETLINK_CONNECTOR: a child's fork and exit seen");
+}
+
 /* ------------------------------------------------------------------ */
 
 static const struct {
@@ -1166,6 +1178,7 @@ static const struct {
 	[CW_FEAT_BPF_LSM] = { "bpf_lsm", probe_bpf_lsm },
 	[CW_FEAT_FANOTIFY] = { "fanotify", probe_fanotify },
 	[CW_FEAT_KAUDIT] = { "kaudit", probe_kaudit },
+	[CW_FEAT_PROC_EVENTS] = { "proc_events", probe_proc_events },
 	[CW_FEAT_SOCK_DIAG_INET] = { "sock_diag_inet", probe_sock_diag_inet },
 	[CW_FEAT_CALL_NAMESPACES] = { "call_namespaces",
 				      probe_call_namespaces },

@@ -26,6 +26,7 @@ enum cw_feature {
 	CW_FEAT_BPF_LSM,		/* BPF LSM programs attach */
 	CW_FEAT_FANOTIFY,		/* fanotify with permission events */
 	CW_FEAT_KAUDIT,			/* the kernel audit, ours to run */
+	CW_FEAT_PROC_EVENTS,		/* the process events connector */
 	CW_FEAT_SOCK_DIAG_INET,		/* inet sock_diag: listeners with their
 					 * cgroup (bpf_net's local services) */
 	CW_FEAT_CALL_NAMESPACES,	/* a holder of a call's IPC, pid and

@@ -39,6 +39,7 @@
 #include "kernel/fanotify.h"
 #include "kernel/kaudit.h"
 #include "kernel/libbpf.h"
+#include "kernel/procevents.h"
 #include "kernel/reads.h"
 #include "lib/json.h"
 #include "bpf/trace.h"
@@ -106,6 +107,8 @@ struct cw_trace {
 	/* The kernel's audit: each call's loginuid, the markers sent and
 	 * come back. */
 	struct cw_kaudit *ka;
+	/* Beside it, fork and exit from the process events connector. */
+	struct cw_procev *pe;
 	uint32_t next_auid;
 	uint64_t marks_sent, mark_seen;
 	pthread_mutex_t lock;
@@ -377,8 +380,8 @@ json_t *cw_trace_event_json(const struct cw_trace_event *ev)
 	if (ev->tid && ev->tid != ev->pid)
 		put(o, "tid", json_integer(ev->tid));
 	put(o, "comm", cw_json_path(ev->comm));
-	/* fanotify knows neither */
-	if (strcmp(ev->source, "fanotify"))
+	/* fanotify and the process events connector know neither */
+	if (strcmp(ev->source, "fanotify") && strcmp(ev->source, "proc_events"))
 		put(o, "uid", json_integer(ev->uid));
 	switch (ev->kind) {
 	case CW_TRACE_EXEC:
@@ -716,6 +719,8 @@ static void read_all(struct cw_trace *t)
 		cw_fanotify_read(t->fan, on_fan_event, on_fan_unattributed, t);
 	if (t->ka)
 		cw_kaudit_read(t->ka, on_ka_event, on_ka_marker, t);
+	if (t->pe)
+		cw_procev_read(t->pe, on_ka_event, t);
 	flush_sinks(t);
 }
 
@@ -875,6 +880,7 @@ void cw_trace_close(struct cw_trace *t)
 			close(t->fd[i]);
 	cw_fanotify_close(t->fan);
 	cw_kaudit_close(t->ka);
+	cw_procev_close(t->pe);
 	for (c = t->calls; c; c = next) {
 		next = c->next;
 		if (c->freeze_fd >= 0)
@@ -1058,6 +1064,7 @@ static int watch(struct cw_trace *t, int fd)
 struct cw_trace *cw_trace_open(const struct cw_trace_opts *o,
 			       struct cw_error *err)
 {
+	struct cw_error perr;
 	struct cw_trace *t;
 	int i, ret = 0;
 
@@ -1097,6 +1104,15 @@ struct cw_trace *cw_trace_open(const struct cw_trace_opts *o,
 			goto out;
 		}
 		ret = watch(t, cw_kaudit_fd(t->ka));
+		/* without it, fork and exit go unrecorded, and the sources
+		 * say so */
+		if (o->proc_events)
+			t->pe = cw_procev_open(CW_KAUDIT_AUID_BASE,
+					       CW_KAUDIT_AUID_BASE +
+						       CW_KAUDIT_AUID_COUNT,
+					       &perr);
+		if (!ret && t->pe)
+			ret = watch(t, cw_procev_fd(t->pe));
 	} else if (o->fanotify) {
 		t->fan = cw_fanotify_open(o->cgroup2_mount, err);
 		if (!t->fan) {
@@ -1127,23 +1143,31 @@ out:
 	return t;
 }
 
-json_t *cw_trace_sources(const struct cw_trace *t)
+size_t cw_trace_source_names(const struct cw_trace *t,
+			     const char *names[CW_TRACE_SOURCES_MAX])
 {
-	json_t *a = json_array();
+	size_t n = 0;
 
-	if (a && t && t->bpf)
-		json_array_append_new(a, json_string("bpf_tracepoint"));
-	if (a && t && t->fan)
-		json_array_append_new(a, json_string("fanotify"));
-	if (a && t && t->ka)
-		json_array_append_new(a, json_string("kaudit"));
-	return a;
+	if (t && t->bpf)
+		names[n++] = "bpf_tracepoint";
+	if (t && t->fan)
+		names[n++] = "fanotify";
+	if (t && t->ka)
+		names[n++] = "kaudit";
+	if (t && t->pe)
+		names[n++] = "proc_events";
+	return n;
 }
 
-const char *cw_trace_source(const struct cw_trace *t)
+json_t *cw_trace_sources(const struct cw_trace *t)
 {
-	return !t ? NULL : t->bpf ? "bpf_tracepoint" : t->ka ? "kaudit" :
-	       t->fan ? "fanotify" : NULL;
+	const char *names[CW_TRACE_SOURCES_MAX];
+	size_t n = cw_trace_source_names(t, names), i;
+	json_t *a = json_array();
+
+	for (i = 0; a && i < n; i++)
+		json_array_append_new(a, json_string(names[i]));
+	return a;
 }
 
 bool cw_trace_enforces_files(const struct cw_trace *t)
@@ -1420,7 +1444,7 @@ static void read_kaudit_through_now(struct cw_trace *t,
 				usleep(1000);
 		}
 	/* what the kernel could not queue, while this call ran */
-	c->st.lost += cw_kaudit_lost(t->ka);
+	c->st.lost += cw_kaudit_lost(t->ka) + cw_procev_lost(t->pe);
 }
 
 void cw_trace_call_end(struct cw_trace *t, struct cw_trace_call *c,

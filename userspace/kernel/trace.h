@@ -8,7 +8,10 @@
  *   "bpf_tracepoint"  the programs of bpf/trace.bpf.c (raw tracepoints,
  *                     CO-RE: needs kernel BTF), which also enforce
  *                     sandbox.files; events through a BPF ring buffer
- *   "fanotify"        where tracepoint BPF is missing: fanotify events
+ *   "kaudit"          where tracepoint BPF is missing: the kernel's audit
+ *                     (kaudit.h), with "proc_events" (procevents.h) for
+ *                     fork and exit
+ *   "fanotify"        where both are missing: fanotify events
  *                     (exec, open, modify, close_write) attributed to a
  *                     call by the process's cgroup (userspace/kernel/fanotify.c)
  * Events are read on a dedicated thread, so a burst never blocks a call;
@@ -35,6 +38,8 @@ struct cw_trace_call;
 struct cw_trace_opts {
 	bool bpf;		/* use the tracepoint programs */
 	bool kaudit;		/* else the kernel's audit (kaudit.h) */
+	bool proc_events;	/* with it, fork and exit from the process
+				 * events connector (procevents.h) */
 	bool fanotify;		/* else fanotify */
 	unsigned ringbuf_kib;	/* 0: CW_TRACE_RINGBUF_DEFAULT_KIB */
 	bool no_pause;		/* the call filling the ring is not paused;
@@ -55,12 +60,13 @@ struct cw_trace *cw_trace_open(const struct cw_trace_opts *o,
 			       struct cw_error *err);
 void cw_trace_close(struct cw_trace *t);
 
-/* The sources in use: ["bpf_tracepoint"], ["fanotify"] or []. New
- * reference. */
+/* The sources in use: ["bpf_tracepoint"], ["kaudit", "proc_events"],
+ * ["kaudit"], ["fanotify"] or []. New reference. */
 json_t *cw_trace_sources(const struct cw_trace *t);
-/* The source in force, as cw_trace_sources names it: "bpf_tracepoint",
- * "kaudit" or "fanotify"; NULL for none. */
-const char *cw_trace_source(const struct cw_trace *t);
+/* The sources in use, as cw_trace_sources names them: how many. */
+#define CW_TRACE_SOURCES_MAX 4
+size_t cw_trace_source_names(const struct cw_trace *t,
+			     const char *names[CW_TRACE_SOURCES_MAX]);
 
 /* Whether sandbox.files limits are enforced (only by bpf_tracepoint). */
 bool cw_trace_enforces_files(const struct cw_trace *t);

@@ -34,8 +34,8 @@ static const char *const names[CW_FEAT_COUNT] = {
 	"seccomp", "seccomp_notify", "landlock", "cgroup2",
 	"cgroup_v1_memory", "cgroup_v1_pids", "bpf_cgroup_sock_addr",
 	"bpf_cgroup_sock", "bpf_cgroup_skb", "bpf_ringbuf", "kernel_btf",
-	"bpf_tracepoint", "bpf_lsm", "fanotify", "kaudit", "sock_diag_inet",
-	"call_namespaces", "call_user_namespace",
+	"bpf_tracepoint", "bpf_lsm", "fanotify", "kaudit", "proc_events",
+	"sock_diag_inet", "call_namespaces", "call_user_namespace",
 };
 
 /* One probe of the unmodified machine, shared by the read-only tests. */
