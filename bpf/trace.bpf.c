@@ -50,11 +50,13 @@
  * (trace.h), and userspace writes them as summaries at the call's end.
  *
  * Limits (sandbox.files), counted per call in "calls":
- *   max_files_written  successful opens of regular files with O_WRONLY,
- *                      O_RDWR, O_CREAT or O_TRUNC (and creat); each open
- *                      counts, the same file opened twice twice
+ *   max_files_written  successful opens of regular files (as for
+ *                      max_write_bytes) with O_WRONLY, O_RDWR, O_CREAT or
+ *                      O_TRUNC (and creat); each open counts, the same
+ *                      file opened twice twice
  *   max_write_bytes    bytes put into regular files (not pipes, sockets,
- *                      terminals): the result of write, pwrite64, writev,
+ *                      terminals, nor files of /proc, /sys and the
+ *                      cgroup file systems): the result of write, pwrite64, writev,
  *                      pwritev, pwritev2, sendfile, copy_file_range and
  *                      splice, by the descriptor written to (a splice
  *                      into a pipe counts nothing, the splice out of it
@@ -128,6 +130,7 @@ struct mm_struct {
 
 struct super_block {
 	unsigned int s_dev;
+	unsigned long s_magic;
 } __attribute__((preserve_access_index));
 
 struct inode {
@@ -867,12 +870,27 @@ static __always_inline struct file *fd_file(unsigned int fd)
 }
 
 /* Whether descriptor fd of the current process is a regular file. */
+/* The kernel's own files (the magic numbers of linux/magic.h): a write
+ * there is a setting, not data, such as the spawned child's "0" into a
+ * cgroup v1 tasks file. */
+#define PROC_SUPER_MAGIC	0x9fa0
+#define SYSFS_MAGIC		0x62656572
+#define CGROUP_SUPER_MAGIC	0x27e0eb
+#define CGROUP2_SUPER_MAGIC	0x63677270
+
+/* A regular file that holds data: not /dev/null, a pipe or a terminal,
+ * nor a file of /proc, /sys or a cgroup file system. */
 static __always_inline int fd_is_regular(unsigned int fd)
 {
 	struct file *file = fd_file(fd);
+	unsigned long magic;
 
-	return file &&
-	       (BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT) == S_IFREG;
+	if (!file ||
+	    (BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT) != S_IFREG)
+		return 0;
+	magic = BPF_CORE_READ(file, f_inode, i_sb, s_magic);
+	return magic != PROC_SUPER_MAGIC && magic != SYSFS_MAGIC &&
+	       magic != CGROUP_SUPER_MAGIC && magic != CGROUP2_SUPER_MAGIC;
 }
 
 /*

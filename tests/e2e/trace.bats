@@ -394,10 +394,21 @@ write_limit() {
 }
 
 # call_bytes ID : the bytes call ID wrote to files, from its exit record.
-# A call of `true` gives what the launch itself counts (the child's "0"
-# into each cgroup v1 tasks file, where there are v1 controllers).
+# A call of `true` gives what the launch itself counts: nothing (the
+# child's "0" into each cgroup v1 tasks file is no data).
 call_bytes() {
 	recs "$(structured "$1" invocation_id)" 'select(.type == "exit") | .files.write_bytes'
+}
+
+@test "files: the launch's own write into a cgroup v1 tasks file counts nothing toward max_write_bytes; five bytes into a file count five" {
+	trace_on
+	write_limit
+	[ -n "$("$CW" probe --json | jq -r 'select(.features.cgroup_v1_memory.ok or .features.cgroup_v1_pids.ok) | 1')" ] ||
+		echo "# no cgroup v1 controller here: the launch writes no tasks file" >&3
+	mcp --policy "$T/files.json" -- "$(call_json 1 true)" "$(call_json 2 "printf 12345 >$D/five")"
+	assert_equal "$(structured 2 exit_code)" 0
+	assert_equal "$(call_bytes 1)" 0
+	assert_equal "$(call_bytes 2)" 5
 }
 
 # copier : $D/copy.py HOW TOTAL SRC DST copies TOTAL bytes of SRC into DST

@@ -243,7 +243,9 @@ void cw_reads_records(struct cw_reads *r, cw_reads_fn fn, void *ctx)
 	size_t i;
 
 	json_array_foreach(r->records, i, o)
-		fn(ctx, o);
+		/* one begun when memory ran out may hold nothing */
+		if (json_object_size(json_object_get(o, "files")))
+			fn(ctx, o);
 	if (json_array_size(r->unknown)) {
 		o = json_pack("{s:s, s:b, s:s, s:{}, s:O}", "source", "bpf",
 			      "found", 1, "path_source", "none", "files",
