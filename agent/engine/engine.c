@@ -43,16 +43,20 @@ static void sealed_expire(struct cw_engine *e, bool force);
 /*
  * Kernel events of calls: tracepoint BPF where this kernel has it (which
  * also enforces sandbox.files), else the kernel's audit (exec with argv
- * and the mutations), else fanotify, else none; the records say which. A tracing failure stops the agent only when the policy requires
- * bpf_trace.
+ * and the mutations), else fanotify, else none; beside the last two, fork
+ * and exit from the process events connector; the records say which. A
+ * tracing failure stops the agent only when the policy requires bpf_trace.
  */
 static int open_trace(struct cw_engine *e, const struct cw_engine_opts *o,
 		      struct cw_diag *diag)
 {
 	const struct cw_probe *p = cw_engine_probe();
-	struct cw_trace_opts to = { .ringbuf_kib = o->trace_ringbuf_kib,
-				    .no_pause = o->trace_no_pause,
-				    .cgroup2_mount = p->cgroup2_mount };
+	struct cw_trace_opts to = {
+		.ringbuf_kib = o->trace_ringbuf_kib,
+		.no_pause = o->trace_no_pause,
+		.cgroup2_mount = p->cgroup2_mount,
+		.proc_events = p->item[CW_FEAT_PROC_EVENTS].ok,
+	};
 	struct cw_error err = { 0 };
 
 	if (cw_layer_on(CW_LAYER_BPF_TRACE)) {
@@ -72,7 +76,6 @@ static int open_trace(struct cw_engine *e, const struct cw_engine_opts *o,
 	}
 	if (p->item[CW_FEAT_KAUDIT].ok) {
 		to.kaudit = true;
-		to.proc_events = p->item[CW_FEAT_PROC_EVENTS].ok;
 		e->trace = cw_trace_open(&to, &err);
 		if (e->trace)
 			return 0;

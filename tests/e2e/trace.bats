@@ -682,18 +682,27 @@ PY
 	inv=$(structured 1 invocation_id)
 	assert_equal "$(structured 1 stdout | head -1)" "$(cat /etc/hostname)"
 	assert_equal "$(recs "$inv" 'select(.type == "launch") | .layers.bpf_trace')" false
-	assert_equal "$(recs "$inv" 'select(.type == "launch") | .sources')" '["fanotify"]'
-	assert_equal "$(recs "$inv" 'select(.type == "exit") | .sources')" '["fanotify"]'
-	assert_equal "$(resp 1 | jq -c .result.structuredContent.audit.sources)" '["fanotify"]'
+	sources='["fanotify"]'
+	[ "$("$CW" probe --json | jq -r .features.proc_events.ok)" = true ] && sources='["fanotify","proc_events"]'
+	assert_equal "$(recs "$inv" 'select(.type == "launch") | .sources')" "$sources"
+	assert_equal "$(recs "$inv" 'select(.type == "exit") | .sources')" "$sources"
+	assert_equal "$(resp 1 | jq -c .result.structuredContent.audit.sources)" "$sources"
 	for p in /usr/bin/cat /usr/bin/ls; do
 		[ "$(recs "$inv" "select(.type == \"exec\" and .filename == \"$p\") | .source")" = '"fanotify"' ] ||
 			fail "no fanotify exec record for $p"
 	done
 	cat_pid=$(recs "$inv" 'select(.type == "exec" and .filename == "/usr/bin/cat") | .pid')
 	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "open" and .path == "/etc/hostname") | .pid')" "$cat_pid"
+	# beside it, the process events connector: cat's fork and its exit,
+	# the call's by its cgroup
+	if [ "$sources" = '["fanotify","proc_events"]' ]; then
+		assert_equal "$(recs "$inv" "select(.type == \"process\" and .event == \"exit\" and .pid == $cat_pid) | [.exit_code, .source]")" '[0,"proc_events"]'
+		[ -n "$(recs "$inv" "select(.type == \"process\" and .event == \"fork\" and .child == $cat_pid)")" ] ||
+			fail "no fork record of cat"
+	fi
 	# no sandbox.files enforcement without the BPF source, and it says so
 	assert_equal "$(recs "$inv" 'select(.type == "exit") | .files')" null
-	assert_equal "$(head -1 "$AUDIT" | jq -c '.sources')" '["fanotify"]'
+	assert_equal "$(head -1 "$AUDIT" | jq -c '.sources')" "$sources"
 }
 
 @test "fallback: with no event source at all, records say so instead of pretending" {

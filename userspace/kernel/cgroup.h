@@ -103,4 +103,9 @@ int cw_cgroup_call_end_keep_v2(struct cw_cgroup_call *c,
 			       struct cw_error *err);
 int cw_cgroup_remove_call(struct cw_cgroup_root *r, const char *id);
 
+/* The invocation whose call cgroup holds pid (the last "calls" component
+ * of its v2 path, any agent's): 1 found, 0 not in a call cgroup, -ESRCH
+ * when the process is gone. */
+int cw_cgroup_pid_invocation(pid_t pid, char *inv, size_t len);
+
 #endif

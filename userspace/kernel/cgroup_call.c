@@ -132,6 +132,42 @@ fail:
 	return NULL;
 }
 
+int cw_cgroup_pid_invocation(pid_t pid, char *inv, size_t len)
+{
+	char path[64], line[4096];
+	int ret = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ESRCH;
+	while (fgets(line, sizeof(line), f)) {
+		char *p, *end;
+
+		if (strncmp(line, "0::", 3))
+			continue;
+		p = strstr(line, "/calls/");
+		if (!p)
+			break;
+		/* The last /calls/ component: the call's own cgroup. */
+		while ((end = strstr(p + 1, "/calls/")))
+			p = end;
+		p += 7;
+		end = p + strcspn(p, "/\n");
+		if (end > p && (size_t)(end - p) < len) {
+			memcpy(inv, p, (size_t)(end - p));
+			inv[end - p] = '\0';
+			ret = 1;
+		}
+		break;
+	}
+	if (ferror(f))
+		ret = -ESRCH;
+	fclose(f);
+	return ret;
+}
+
 /* Is pid in cgroup rel (or below) of the hierarchy h? */
 static bool pid_in(pid_t pid, const struct hier *h, const char *rel)
 {

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kernel/cgroup.h"
 #include "kernel/fanotify.h"
 #include "kernel/mountinfo.h"
 
@@ -151,46 +152,6 @@ int cw_fanotify_fd(const struct cw_fanotify *f)
 	return f ? f->fd : -EINVAL;
 }
 
-/*
- * The invocation whose call cgroup holds pid: 1 found, 0 not in a call
- * cgroup, -ESRCH when the process is gone.
- */
-static int pid_call(pid_t pid, char *inv, size_t len)
-{
-	char path[64], line[4096];
-	int ret = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -ESRCH;
-	while (fgets(line, sizeof(line), f)) {
-		char *p, *end;
-
-		if (strncmp(line, "0::", 3))
-			continue;
-		p = strstr(line, "/calls/");
-		if (!p)
-			break;
-		/* The last /calls/ component: the call's own cgroup. */
-		while ((end = strstr(p + 1, "/calls/")))
-			p = end;
-		p += 7;
-		end = p + strcspn(p, "/\n");
-		if (end > p && (size_t)(end - p) < len) {
-			memcpy(inv, p, (size_t)(end - p));
-			inv[end - p] = '\0';
-			ret = 1;
-		}
-		break;
-	}
-	if (ferror(f))
-		ret = -ESRCH;
-	fclose(f);
-	return ret;
-}
-
 static struct pid_slot *slot(struct cw_fanotify *f, pid_t pid)
 {
 	return &f->pids[(unsigned)pid % PID_SLOTS];
@@ -206,7 +167,7 @@ static int attribute(struct cw_fanotify *f, pid_t pid, bool exec, char *inv,
 		snprintf(inv, len, "%s", s->inv);
 		return 1;
 	}
-	r = pid_call(pid, inv, len);
+	r = cw_cgroup_pid_invocation(pid, inv, len);
 	if (r == 1) {
 		s->pid = pid;
 		snprintf(s->inv, sizeof(s->inv), "%s", inv);

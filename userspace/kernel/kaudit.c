@@ -918,3 +918,27 @@ int cw_kaudit_read(struct cw_kaudit *k,
 		}
 	}
 }
+
+int cw_kaudit_pid_auid(uint32_t pid, uint32_t *auid)
+{
+	char path[64], line[32], *end;
+	unsigned long v;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/loginuid", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	line[n] = '\0';
+	v = strtoul(line, &end, 10);
+	if (end == line || v < CW_KAUDIT_AUID_BASE ||
+	    v >= (unsigned long)CW_KAUDIT_AUID_BASE + CW_KAUDIT_AUID_COUNT)
+		return 0;
+	*auid = (uint32_t)v;
+	return 1;
+}

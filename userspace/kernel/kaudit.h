@@ -52,6 +52,10 @@ int cw_kaudit_read(struct cw_kaudit *k,
  * comes back (marker), every record queued before it has been read. */
 int cw_kaudit_mark(struct cw_kaudit *k, uint64_t nonce);
 
+/* The loginuid of process pid when it is a call's: 1 with *auid, 0 when
+ * it is not a call's, -ESRCH when the process is gone. */
+int cw_kaudit_pid_auid(uint32_t pid, uint32_t *auid);
+
 /* Records the kernel could not queue since the last call (its lost
  * counter), or 0. */
 uint64_t cw_kaudit_lost(struct cw_kaudit *k);

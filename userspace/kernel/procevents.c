@@ -5,13 +5,14 @@
  * the task's own context, so a process's messages come in the order it
  * did things, and its exit is queued before its parent can reap it. The
  * processes of calls are kept in a tree by pid: entered when one executes
- * with a call's loginuid (the one /proc read per exec) or is forked by
- * one, left when it exits.
+ * and the owner function says it is a call's (a /proc read per exec), or
+ * is forked by one; left when it exits.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <search.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +33,14 @@
 
 struct proc {
 	uint32_t pid;
-	uint32_t auid;
+	char key[CW_PROCEV_KEY_LEN];	/* its call's */
 	char comm[17];
 };
 
 struct cw_procev {
 	int fd;
-	uint32_t lo, hi;
+	cw_procev_owner owner;
+	void *owner_ctx;
 	void *tree;		/* struct proc, by pid */
 	uint64_t lost;
 };
@@ -106,9 +108,8 @@ static void forget(struct cw_procev *p, uint32_t pid)
 	}
 }
 
-/* Enters pid (or updates it) as a process of the call with loginuid
- * auid. */
-static struct proc *track(struct cw_procev *p, uint32_t pid, uint32_t auid,
+/* Enters pid (or updates it) as a process of the call of key. */
+static struct proc *track(struct cw_procev *p, uint32_t pid, const char *key,
 			  const char *comm)
 {
 	struct proc *t = find(p, pid);
@@ -123,44 +124,38 @@ static struct proc *track(struct cw_procev *p, uint32_t pid, uint32_t auid,
 			return NULL;
 		}
 	}
-	t->auid = auid;
+	snprintf(t->key, sizeof(t->key), "%s", key);
 	snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	return t;
 }
 
-/* An exec: the process is a call's when its loginuid says so (a pid
- * reused by a process outside the calls is forgotten here). */
+/* An exec: the process is a call's when the owner function says so (a
+ * pid reused by a process outside the calls is forgotten here). */
 static void on_exec(struct cw_procev *p, uint32_t pid)
 {
-	char line[32], comm[17];
-	unsigned long auid;
-	char *end;
+	char key[CW_PROCEV_KEY_LEN], comm[17];
 
-	if (read_proc(pid, "loginuid", line, sizeof(line)) ||
-	    (auid = strtoul(line, &end, 10), *end) || auid < p->lo ||
-	    auid >= p->hi) {
+	if (p->owner(p->owner_ctx, pid, key, sizeof(key)) != 1) {
 		forget(p, pid);
 		return;
 	}
 	if (read_proc(pid, "comm", comm, sizeof(comm)))
 		comm[0] = '\0';
-	track(p, pid, (uint32_t)auid, comm);
+	track(p, pid, key, comm);
 }
 
+typedef void (*event_fn)(void *, const char *, const struct cw_trace_event *);
+
 static void deliver(const struct proc *t, struct cw_trace_event *ev,
-		    void (*event)(void *, uint32_t,
-				  const struct cw_trace_event *),
-		    void *ctx)
+		    event_fn event, void *ctx)
 {
 	ev->source = "proc_events";
 	memcpy(ev->comm, t->comm, sizeof(ev->comm));
-	event(ctx, t->auid, ev);
+	event(ctx, t->key, ev);
 }
 
 static void on_message(struct cw_procev *p, const struct proc_event *pe,
-		       void (*event)(void *, uint32_t,
-				     const struct cw_trace_event *),
-		       void *ctx)
+		       event_fn event, void *ctx)
 {
 	struct cw_trace_event ev;
 	struct proc *t;
@@ -189,7 +184,7 @@ static void on_message(struct cw_procev *p, const struct proc_event *pe,
 			break;
 		pid = pe->event_data.fork.child_tgid;
 		/* without memory its own events go unattributed */
-		track(p, pid, t->auid, t->comm);
+		track(p, pid, t->key, t->comm);
 		ev.kind = CW_TRACE_FORK;
 		ev.pid = ev.tid = t->pid;
 		ev.child = pid;
@@ -230,7 +225,7 @@ static const struct proc_event *event_at(const struct cn_msg *cn)
 }
 
 int cw_procev_read(struct cw_procev *p,
-		   void (*event)(void *ctx, uint32_t auid,
+		   void (*event)(void *ctx, const char *key,
 				 const struct cw_trace_event *ev),
 		   void *ctx)
 {
@@ -368,7 +363,7 @@ static int subscribe(bool check, struct cw_error *err)
 	return fd;
 }
 
-struct cw_procev *cw_procev_open(uint32_t lo, uint32_t hi,
+struct cw_procev *cw_procev_open(cw_procev_owner owner, void *owner_ctx,
 				 struct cw_error *err)
 {
 	struct cw_procev *p;
@@ -387,8 +382,8 @@ struct cw_procev *cw_procev_open(uint32_t lo, uint32_t hi,
 		return NULL;
 	}
 	p->fd = fd;
-	p->lo = lo;
-	p->hi = hi;
+	p->owner = owner;
+	p->owner_ctx = owner_ctx;
 	return p;
 }
 

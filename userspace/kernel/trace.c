@@ -36,6 +36,7 @@
 #include <bpf/libbpf.h>
 
 #include "audit/types.h"
+#include "kernel/cgroup.h"
 #include "kernel/fanotify.h"
 #include "kernel/kaudit.h"
 #include "kernel/libbpf.h"
@@ -682,6 +683,33 @@ static void on_ka_event(void *ctx, uint32_t auid,
 		deliver(c, ev);
 }
 
+/* Whose process a process events pid is: a call's by its loginuid beside
+ * the kernel audit, by its cgroup beside fanotify. */
+static int pe_owner(void *ctx, uint32_t pid, char *key, size_t len)
+{
+	struct cw_trace *t = ctx;
+	uint32_t auid;
+	int r;
+
+	if (!t->ka)
+		return cw_cgroup_pid_invocation((pid_t)pid, key, len);
+	r = cw_kaudit_pid_auid(pid, &auid);
+	if (r == 1)
+		snprintf(key, len, "%u", auid);
+	return r;
+}
+
+static void on_pe_event(void *ctx, const char *key,
+			const struct cw_trace_event *ev)
+{
+	struct cw_trace *t = ctx;
+
+	if (t->ka)
+		on_ka_event(ctx, (uint32_t)strtoul(key, NULL, 10), ev);
+	else
+		on_fan_event(ctx, key, ev);
+}
+
 static void on_ka_marker(void *ctx, uint64_t nonce)
 {
 	struct cw_trace *t = ctx;
@@ -720,7 +748,7 @@ static void read_all(struct cw_trace *t)
 	if (t->ka)
 		cw_kaudit_read(t->ka, on_ka_event, on_ka_marker, t);
 	if (t->pe)
-		cw_procev_read(t->pe, on_ka_event, t);
+		cw_procev_read(t->pe, on_pe_event, t);
 	flush_sinks(t);
 }
 
@@ -1104,15 +1132,6 @@ struct cw_trace *cw_trace_open(const struct cw_trace_opts *o,
 			goto out;
 		}
 		ret = watch(t, cw_kaudit_fd(t->ka));
-		/* without it, fork and exit go unrecorded, and the sources
-		 * say so */
-		if (o->proc_events)
-			t->pe = cw_procev_open(CW_KAUDIT_AUID_BASE,
-					       CW_KAUDIT_AUID_BASE +
-						       CW_KAUDIT_AUID_COUNT,
-					       &perr);
-		if (!ret && t->pe)
-			ret = watch(t, cw_procev_fd(t->pe));
 	} else if (o->fanotify) {
 		t->fan = cw_fanotify_open(o->cgroup2_mount, err);
 		if (!t->fan) {
@@ -1120,6 +1139,13 @@ struct cw_trace *cw_trace_open(const struct cw_trace_opts *o,
 			goto out;
 		}
 		ret = watch(t, cw_fanotify_fd(t->fan));
+	}
+	/* Fork and exit beside the kernel audit or fanotify; without it
+	 * they go unrecorded, and the sources say so. */
+	if (!ret && (t->ka || t->fan) && o->proc_events) {
+		t->pe = cw_procev_open(pe_owner, t, &perr);
+		if (t->pe)
+			ret = watch(t, cw_procev_fd(t->pe));
 	}
 	if (!ret)
 		ret = watch(t, t->stop_fd);

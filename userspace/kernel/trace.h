@@ -9,11 +9,12 @@
  *                     CO-RE: needs kernel BTF), which also enforce
  *                     sandbox.files; events through a BPF ring buffer
  *   "kaudit"          where tracepoint BPF is missing: the kernel's audit
- *                     (kaudit.h), with "proc_events" (procevents.h) for
- *                     fork and exit
+ *                     (kaudit.h)
  *   "fanotify"        where both are missing: fanotify events
  *                     (exec, open, modify, close_write) attributed to a
  *                     call by the process's cgroup (userspace/kernel/fanotify.c)
+ *   "proc_events"     beside the last two: fork and exit from the process
+ *                     events connector (procevents.h)
  * Events are read on a dedicated thread, so a burst never blocks a call;
  * cw_trace_call_end reads whatever of the call is still queued, so every
  * event of a call has reached its sink when it returns. Events that could
@@ -38,9 +39,10 @@ struct cw_trace_call;
 struct cw_trace_opts {
 	bool bpf;		/* use the tracepoint programs */
 	bool kaudit;		/* else the kernel's audit (kaudit.h) */
-	bool proc_events;	/* with it, fork and exit from the process
-				 * events connector (procevents.h) */
 	bool fanotify;		/* else fanotify */
+	bool proc_events;	/* beside kaudit or fanotify, fork and exit
+				 * from the process events connector
+				 * (procevents.h) */
 	unsigned ringbuf_kib;	/* 0: CW_TRACE_RINGBUF_DEFAULT_KIB */
 	bool no_pause;		/* the call filling the ring is not paused;
 				 * either way, a process whose event finds
@@ -61,7 +63,8 @@ struct cw_trace *cw_trace_open(const struct cw_trace_opts *o,
 void cw_trace_close(struct cw_trace *t);
 
 /* The sources in use: ["bpf_tracepoint"], ["kaudit", "proc_events"],
- * ["kaudit"], ["fanotify"] or []. New reference. */
+ * ["fanotify", "proc_events"], either without "proc_events", or []. New
+ * reference. */
 json_t *cw_trace_sources(const struct cw_trace *t);
 /* The sources in use, as cw_trace_sources names them: how many. */
 #define CW_TRACE_SOURCES_MAX 4
