@@ -95,6 +95,10 @@ static json_t *exit_events(const struct cw_trace_stats *t)
 			       (json_int_t)t->fork, "exit",
 			       (json_int_t)t->exit);
 
+	/* read-only opens summed into reads records */
+	if (ev && t->reads)
+		json_object_set_new(ev, "reads",
+				    json_integer((json_int_t)t->reads));
 	if (ev && t->unattributed)
 		json_object_set_new(ev, "unattributed",
 				    json_integer((json_int_t)t->unattributed));

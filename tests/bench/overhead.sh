@@ -46,30 +46,16 @@ bwrap_run() {
 	ms_since "$t"
 }
 
-# agent NAME CMD [ENV...]: the call's wall time on an agent already
-# serving (its start, and loading the tracing programs, are not the
-# call's cost)
-agent() {
-	local name=$1 cmd=$2 start line
-	shift 2
-	coproc AGENT { env "$@" "$CW" serve --policy "$POLICY" \
-		--state-dir "$W/state-$name" --audit "$W/audit-$name.jsonl" 2>/dev/null; }
-	echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' >&"${AGENT[1]}"
-	read -r line <&"${AGENT[0]}"
-	echo '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"${AGENT[1]}"
-	jq -cn --arg c "$cmd" '{jsonrpc:"2.0",id:2,method:"tools/call",params:{name:"run_command",arguments:{command:$c,timeout:600}}}' >"$W/$name.req"
-	start=$(date +%s%N)
-	cat "$W/$name.req" >&"${AGENT[1]}"
-	read -r line <&"${AGENT[0]}"
-	ms_since "$start"
-	exec {AGENT[1]}>&-
-	wait "$AGENT_PID" || true
-	[ "$(jq -r .result.structuredContent.exit_code <<<"$line")" = 0 ] ||
-		echo "overhead: $name failed: $(jq -c .result.structuredContent <<<"$line" | head -c 400)" >&2
-}
+. "$(dirname "$0")/call.sh"
 
-median() {
-	printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+# agent NAME CMD [ENV...]: the call's wall time (bench_call); a call that
+# fails says so
+agent() {
+	local name=$1 cmd=$2
+	shift 2
+	bench_call "$CW" "$POLICY" "$W" "$name" "$cmd" "$@"
+	[ "$(jq -r .exit_code "$W/$name.out")" = 0 ] ||
+		echo "overhead: $name failed: $(head -c 400 "$W/$name.out")" >&2
 }
 
 have_bwrap=true

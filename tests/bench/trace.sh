@@ -16,44 +16,28 @@ W=$3
 ROUNDS=${4:-5}
 burst='for i in $(seq 2000); do /bin/true; done; for i in $(seq 200000); do : </etc/hostname; done'
 
-# run NAME [ENV...]: wall time of the call, from the request to its answer,
-# on an agent already serving (loading the tracing programs is a cost of
-# the agent's start, paid once, not of a call); the answer in $W/NAME.out
+. "$(dirname "$0")/call.sh"
+
+# run NAME [ENV...]: the call's wall time (bench_call); its answer in
+# $W/NAME.out
 run() {
-	local name=$1 start end line
+	local name=$1
 	shift
-	coproc AGENT { env "$@" "$CW" serve --policy "$POLICY" \
-		--state-dir "$W/state-$name" --audit "$W/audit-$name.jsonl" 2>/dev/null; }
-	echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' >&"${AGENT[1]}"
-	read -r line <&"${AGENT[0]}"
-	echo '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"${AGENT[1]}"
-	jq -cn --arg c "$burst" '{jsonrpc:"2.0",id:2,method:"tools/call",params:{name:"run_command",arguments:{command:$c}}}' >"$W/$name.req"
-	start=$(date +%s%N)
-	cat "$W/$name.req" >&"${AGENT[1]}"
-	read -r line <&"${AGENT[0]}"
-	end=$(date +%s%N)
-	exec {AGENT[1]}>&-
-	wait "$AGENT_PID" || true
-	jq -c '.result.structuredContent' <<<"$line" >"$W/$name.out"
-	echo $(((end - start) / 1000000))
+	bench_call "$CW" "$POLICY" "$W" "$name" "$burst" "$@"
 }
 
 if [ "$("$CW" probe --json | jq -r .layers.bpf_trace)" != true ]; then
 	echo "# skipped: no tracepoint BPF here: $("$CW" probe --json | jq -r .layers_off.bpf_trace)"
 	exit 0
 fi
-# median of the numbers given
-median() {
-	printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
-
 traced=() untraced=() recorded=0 lost=0
 for ((r = 0; r < ROUNDS; r++)); do
 	rm -rf "$W"/state-* "$W"/audit-*.jsonl
 	traced+=("$(run traced)")
-	untraced+=("$(run untraced CW_PROBE_DISABLE=bpf_tracepoint,fanotify)")
+	untraced+=("$(run untraced CW_PROBE_DISABLE=bpf_tracepoint,kaudit,fanotify)")
 	exit_rec=$(jq -c 'select(.type == "exit")' "$W/audit-traced.jsonl")
-	recorded=$(jq -r '.events | .exec + .file + .fork + .exit' <<<"$exit_rec")
+	# every event seen: the records, and the opens summed in reads
+	recorded=$(jq -r '.events | .exec + .file + .fork + .exit + (.reads // 0)' <<<"$exit_rec")
 	n=$(jq -r '.events_lost' <<<"$exit_rec")
 	[ "$n" -gt "$lost" ] && lost=$n
 done

@@ -254,6 +254,8 @@ PY
 	assert_equal "$(recs "$inv" 'select(.type == "file" and .op == "open" and (.path | test("/hidden-[abc]-[0-9]+$"))) | .path' | sort -u | wc -l)" 60
 	# the reads are one sum: the count, found, and no record of their own
 	assert_equal "$(reads "$inv" /etc/hostname | jq -c '[.count, .found]')" '[18000,true]'
+	# and the exit record counts every one of them
+	[ "$(recs "$inv" 'select(.type == "exit") | .events.reads')" -ge 18000 ]
 	assert_equal "$(recs "$inv" 'select(.type == "file" and .path == "/etc/hostname")')" ''
 	assert_equal "$(recs "$inv" 'select(.type == "exit") | .events_lost')" 0
 }
