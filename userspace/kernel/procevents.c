@@ -367,7 +367,9 @@ struct cw_procev *cw_procev_open(cw_procev_owner owner, void *owner_ctx,
 				 struct cw_error *err)
 {
 	struct cw_procev *p;
-	int fd = subscribe(true, err);
+	/* the probe has seen events come (the agent opens this only when
+	 * it says so): no second child to fork at start */
+	int fd = subscribe(false, err);
 
 	if (fd < 0) {
 		errno = -fd;

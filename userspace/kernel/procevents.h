@@ -26,9 +26,9 @@ typedef int (*cw_procev_owner)(void *ctx, uint32_t pid, char *key,
 
 #define CW_PROCEV_KEY_LEN 64
 
-/* Subscribes. NULL + errno + err: EPROTONOSUPPORT (no connector, or no
- * process events, in this kernel), EPERM (not root), or the errno of the
- * failing step. */
+/* Subscribes, without checking that events come (cw_procev_probe does).
+ * NULL + errno + err: EPROTONOSUPPORT (no connector in this kernel),
+ * EPERM (not root), or the errno of the failing step. */
 struct cw_procev *cw_procev_open(cw_procev_owner owner, void *owner_ctx,
 				 struct cw_error *err);
 /* Whether cw_procev_open would work: 0, or -errno with err saying why. */
